@@ -1,0 +1,136 @@
+// hookfuse/autodiff/elementwise_ops.hpp: activations and elementwise maths (relu, sigmoid, tanh,
+// exp, log, square, scaling), mirroring tf.nn.relu, tf.sigmoid, tf.tanh, tf.exp, tf.math.log,
+// tf.square and multiplication by a constant.
+#pragma once
+
+#include <cmath>
+
+#include "hookfuse/autodiff/expr.hpp"
+#include "hookfuse/autodiff/target.hpp"
+
+namespace hookfuse {
+namespace detail {
+
+/// Shared shape rules and kernel of the one-operand elementwise ops. `F` provides
+/// `value(a)` (an Eigen array expression of the operand) and `grad(dout, out, a)`.
+template <class F>
+struct UnaryOp {
+  static constexpr bool differentiable = true;
+  static constexpr std::size_t scalar_from = 0;
+  static constexpr Dims dims(Dims a) { return a; }
+  static constexpr bool valid(Dims) { return true; }
+  static Shape shape(Shape a) { return a; }
+  F f{};
+
+  template <class S, Dims Out, Dims A>
+  struct kernel {
+    F f;
+    explicit kernel(const UnaryOp& op) : f(op.f) {}
+    void reserve(Shape, Shape) {}
+    template <class O, class X>
+    void forward(O& out, const X& a) {
+      out.array() = f.value(a.array());
+    }
+    template <std::size_t K, class T, class D, class O, class X>
+    void backward(T& t, const D& dout, const O& out, const X& a) {
+      t.put(f.grad(dout.array(), out.array(), a.array()).matrix());
+    }
+  };
+};
+
+struct ReluF {
+  template <class A>
+  auto value(const A& a) const { return a.max(typename A::Scalar(0)); }
+  template <class D, class O, class A>
+  auto grad(const D& dout, const O& out, const A&) const {
+    return (out > typename O::Scalar(0)).select(dout, typename D::Scalar(0));
+  }
+};
+struct SigmoidF {
+  template <class A>
+  auto value(const A& a) const {
+    using S = typename A::Scalar;
+    return S(1) / (S(1) + (-a).exp());
+  }
+  template <class D, class O, class A>
+  auto grad(const D& dout, const O& out, const A&) const {
+    return dout * out * (typename O::Scalar(1) - out);
+  }
+};
+struct TanhF {
+  template <class A>
+  auto value(const A& a) const { return a.tanh(); }
+  template <class D, class O, class A>
+  auto grad(const D& dout, const O& out, const A&) const {
+    return dout * (typename O::Scalar(1) - out.square());
+  }
+};
+struct ExpF {
+  template <class A>
+  auto value(const A& a) const { return a.exp(); }
+  template <class D, class O, class A>
+  auto grad(const D& dout, const O& out, const A&) const { return dout * out; }
+};
+struct LogF {
+  template <class A>
+  auto value(const A& a) const { return a.log(); }
+  template <class D, class O, class A>
+  auto grad(const D& dout, const O&, const A& a) const { return dout / a; }
+};
+struct SquareF {
+  template <class A>
+  auto value(const A& a) const { return a.square(); }
+  template <class D, class O, class A>
+  auto grad(const D& dout, const O&, const A& a) const {
+    return typename A::Scalar(2) * a * dout;
+  }
+};
+template <class S>
+struct ScaleF {
+  S factor;
+  template <class A>
+  auto value(const A& a) const { return factor * a; }
+  template <class D, class O, class A>
+  auto grad(const D& dout, const O&, const A&) const { return factor * dout; }
+};
+
+}  // namespace detail
+
+/// max(x, 0) elementwise, like tf.nn.relu. Shape of x.
+template <Operand X>
+constexpr auto relu(X&& x) {
+  return make_node(detail::UnaryOp<detail::ReluF>{}, std::forward<X>(x));
+}
+/// 1 / (1 + exp(-x)) elementwise, like tf.sigmoid. Shape of x.
+template <Operand X>
+constexpr auto sigmoid(X&& x) {
+  return make_node(detail::UnaryOp<detail::SigmoidF>{}, std::forward<X>(x));
+}
+/// tanh(x) elementwise, like tf.tanh. Shape of x.
+template <Operand X>
+constexpr auto tanh(X&& x) {
+  return make_node(detail::UnaryOp<detail::TanhF>{}, std::forward<X>(x));
+}
+/// exp(x) elementwise, like tf.exp. Shape of x.
+template <Operand X>
+constexpr auto exp(X&& x) {
+  return make_node(detail::UnaryOp<detail::ExpF>{}, std::forward<X>(x));
+}
+/// Natural logarithm elementwise, like tf.math.log (x > 0 expected; log(0) = -inf). Shape of x.
+template <Operand X>
+constexpr auto log(X&& x) {
+  return make_node(detail::UnaryOp<detail::LogF>{}, std::forward<X>(x));
+}
+/// x * x elementwise, like tf.square. Shape of x.
+template <Operand X>
+constexpr auto square(X&& x) {
+  return make_node(detail::UnaryOp<detail::SquareF>{}, std::forward<X>(x));
+}
+/// factor * x, the factor a constant (not trained). Shape of x.
+template <Operand X>
+constexpr auto scale(X&& x, typename expr_t<X>::scalar factor) {
+  using S = typename expr_t<X>::scalar;
+  return make_node(detail::UnaryOp<detail::ScaleF<S>>{{factor}}, std::forward<X>(x));
+}
+
+}  // namespace hookfuse

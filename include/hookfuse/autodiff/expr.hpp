@@ -1,0 +1,133 @@
+// hookfuse/autodiff/expr.hpp: the expression types a model is built from (no values, no buffers).
+//
+// A model is a C++ type: `Node<MatMulOp, Input<...>, VarRef<...>>` and so on. Nodes hold only
+// their children and small constant payloads (a scale factor, a pointer to a Variable); the
+// buffers for values and adjoints are laid out when the expression is bound (graph.hpp).
+#pragma once
+
+#include <concepts>
+#include <tuple>
+#include <type_traits>
+
+#include "hookfuse/autodiff/storage.hpp"
+#include "hookfuse/autodiff/variable.hpp"
+
+namespace hookfuse {
+
+/// Compile-time dimensions of a tensor (Eigen::Dynamic where only known at run time).
+struct Dims {
+  int rows;
+  int cols;
+};
+
+/// Anything usable as a node of a model: a scalar type, compile-time dims and whether the loss's
+/// gradient flows into it.
+template <class E>
+concept Expression = requires {
+  typename E::scalar;
+  { E::dims } -> std::convertible_to<Dims>;
+  { E::requires_grad } -> std::convertible_to<bool>;
+  typename E::is_hookfuse_expression;
+};
+
+/// A reference to a Variable inside an expression (the Variable must outlive the bound graph).
+template <class V>
+struct VarRef {
+  using is_hookfuse_expression = void;
+  using variable_type = V;
+  using scalar = typename V::scalar;
+  static constexpr Dims dims{V::rows_at_compile_time, V::cols_at_compile_time};
+  static constexpr bool requires_grad = true;
+  static constexpr auto name = V::name;
+  V* var;
+};
+
+/// A placeholder inside an expression.
+template <class P>
+struct Input {
+  using is_hookfuse_expression = void;
+  using placeholder_type = P;
+  using scalar = typename P::scalar;
+  static constexpr Dims dims{P::rows_at_compile_time, P::cols_at_compile_time};
+  static constexpr bool requires_grad = false;
+  static constexpr auto name = P::name;
+  P placeholder;
+};
+
+/// An operation applied to children. `Op` supplies the compile-time dims, the runtime shape rule
+/// and a `kernel` (forward and backward), see ops.hpp.
+template <class Op, class... Cs>
+struct Node {
+  using is_hookfuse_expression = void;
+  using op_type = Op;
+  using scalar = typename std::tuple_element_t<Op::scalar_from, std::tuple<Cs...>>::scalar;
+  static constexpr Dims dims = Op::dims(Cs::dims...);
+  static constexpr bool requires_grad = Op::differentiable && (Cs::requires_grad || ...);
+  static_assert(Op::valid(Cs::dims...), "hookfuse: operand shapes do not fit this operation "
+                                        "(see Op and the operand dims in the instantiation above)");
+  Op op;
+  std::tuple<Cs...> children;
+};
+
+/// A named tensor, like the `name=` of a TensorFlow op: the name hooks fetch ("loss"). A named
+/// node used several times in a model is one node: evaluated once per forward pass, and its
+/// adjoint is the sum of what every use contributes.
+template <fixed_string Name, class E>
+struct Named {
+  using is_hookfuse_expression = void;
+  using scalar = typename E::scalar;
+  static constexpr Dims dims = E::dims;
+  static constexpr bool requires_grad = E::requires_grad;
+  static constexpr auto name = Name;
+  E expr;
+};
+
+namespace detail {
+template <class T>
+struct is_variable : std::false_type {};
+template <fixed_string N, class S, int R, int C>
+struct is_variable<Variable<N, S, R, C>> : std::true_type {};
+template <class T>
+struct is_placeholder : std::false_type {};
+template <fixed_string N, class S, int C, int R>
+struct is_placeholder<Placeholder<N, S, C, R>> : std::true_type {};
+}  // namespace detail
+
+/// What model-building functions accept: an expression, a Variable (by reference) or a
+/// Placeholder.
+template <class T>
+concept Operand = Expression<std::remove_cvref_t<T>> ||
+                  detail::is_variable<std::remove_cvref_t<T>>::value ||
+                  detail::is_placeholder<std::remove_cvref_t<T>>::value;
+
+/// Turns an operand into an expression node.
+template <Operand T>
+constexpr auto as_expr(T&& t) {
+  using U = std::remove_cvref_t<T>;
+  if constexpr (Expression<U>) {
+    return U(std::forward<T>(t));
+  } else if constexpr (detail::is_variable<U>::value) {
+    static_assert(std::is_lvalue_reference_v<T>,
+                  "hookfuse: pass Variables by lvalue; the graph refers to them");
+    return VarRef<U>{&t};
+  } else {
+    return Input<U>{t};
+  }
+}
+
+template <class T>
+using expr_t = decltype(as_expr(std::declval<T>()));
+
+/// Names a tensor: `named<"logits">(dense(x))`. Hooks fetch it by that name.
+template <fixed_string Name, Operand E>
+constexpr auto named(E&& e) {
+  using X = expr_t<E>;
+  return Named<Name, X>{as_expr(std::forward<E>(e))};
+}
+
+template <class Op, Operand... Ts>
+constexpr auto make_node(Op op, Ts&&... ts) {
+  return Node<Op, expr_t<Ts>...>{op, {as_expr(std::forward<Ts>(ts))...}};
+}
+
+}  // namespace hookfuse

@@ -1,0 +1,101 @@
+// hookfuse/autodiff/gemm.hpp: matrix products that never touch the heap after binding.
+//
+// Eigen's `dst.noalias() += a * b` builds a fresh blocking workspace for every product and takes
+// it from the heap once it exceeds EIGEN_STACK_ALLOCATION_LIMIT (128 KiB), which happens for the
+// 784x256 layer at batch 128. A `GemmWorkspace` owns that workspace: it is sized once, when the
+// graph is bound, for the largest product it will serve, and reused by every step. The kernel is
+// Eigen's own (general_matrix_matrix_product), so the speed is Eigen's.
+#pragma once
+
+#include <Eigen/Core>
+#include <memory>
+
+namespace hookfuse::detail {
+
+/// The packing buffers of one product shape, allocated once by `reserve(rows, cols, depth)`.
+/// `DestOrder` is the storage order of the destination (Eigen::RowMajor or Eigen::ColMajor).
+template <class Scalar, int DestOrder>
+class GemmWorkspace {
+ public:
+  using Blocking = Eigen::internal::gemm_blocking_space<DestOrder, Scalar, Scalar, Eigen::Dynamic,
+                                                        Eigen::Dynamic, Eigen::Dynamic, 1, false>;
+
+  /// Sizes the workspace for a [rows, depth] x [depth, cols] product (the largest to be served).
+  void reserve(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth) {
+    blocking_ = std::make_unique<Blocking>(rows, cols, depth, 1, true);
+    blocking_->allocateAll();
+    rows_ = rows;
+    cols_ = cols;
+    depth_ = depth;
+  }
+  bool fits(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth) const {
+    return blocking_ && rows <= rows_ && cols <= cols_ && depth == depth_;
+  }
+  Blocking& blocking() { return *blocking_; }
+
+ private:
+  std::unique_ptr<Blocking> blocking_;
+  Eigen::Index rows_ = 0, cols_ = 0, depth_ = 0;
+};
+
+/// dst += alpha * lhs * rhs, for dense Eigen operands with direct access (Map, Matrix, their
+/// transposes). Small and vector-shaped products take Eigen's lazy or GEMV paths, which use at
+/// most a few KiB of stack; the rest use the preallocated workspace.
+template <class Dst, class Lhs, class Rhs, class Workspace>
+void gemm_add(Dst& dst, const Lhs& a_lhs, const Rhs& a_rhs, typename Dst::Scalar alpha,
+              Workspace& ws) {
+  using namespace Eigen;
+  using namespace Eigen::internal;
+  using Scalar = typename Dst::Scalar;
+  const Index rows = dst.rows(), cols = dst.cols(), depth = a_lhs.cols();
+  if (rows == 0 || cols == 0 || depth == 0) return;
+  constexpr bool fixed = Dst::SizeAtCompileTime != Dynamic && Lhs::SizeAtCompileTime != Dynamic &&
+                         Rhs::SizeAtCompileTime != Dynamic;
+  if constexpr (fixed) {
+    // Fixed sizes: Eigen keeps any blocking space inside a stack object; small ones go lazy.
+    dst.noalias() += alpha * a_lhs.lazyProduct(a_rhs);
+  } else {
+    if (rows + cols + depth < EIGEN_GEMM_TO_COEFFBASED_THRESHOLD) {
+      dst.noalias() += alpha * a_lhs.lazyProduct(a_rhs);
+      return;
+    }
+    if (cols == 1) {
+      auto d = dst.col(0);
+      d.noalias() += alpha * (a_lhs * a_rhs.col(0));
+      return;
+    }
+    if (rows == 1) {
+      auto d = dst.row(0);
+      d.noalias() += alpha * (a_lhs.row(0) * a_rhs);
+      return;
+    }
+    if (!ws.fits(rows, cols, depth)) ws.reserve(rows, cols, depth);  // first use only
+
+    using LhsBlasTraits = blas_traits<Lhs>;
+    using ActualLhsType = typename LhsBlasTraits::DirectLinearAccessType;
+    using ActualLhsTypeCleaned = typename remove_all<ActualLhsType>::type;
+    using RhsBlasTraits = blas_traits<Rhs>;
+    using ActualRhsType = typename RhsBlasTraits::DirectLinearAccessType;
+    using ActualRhsTypeCleaned = typename remove_all<ActualRhsType>::type;
+    typename add_const_on_value_type<ActualLhsType>::type lhs = LhsBlasTraits::extract(a_lhs);
+    typename add_const_on_value_type<ActualRhsType>::type rhs = RhsBlasTraits::extract(a_rhs);
+    const Scalar actual_alpha = alpha * LhsBlasTraits::extractScalarFactor(a_lhs) *
+                                RhsBlasTraits::extractScalarFactor(a_rhs);
+    constexpr int dst_order = (Dst::Flags & RowMajorBit) ? RowMajor : ColMajor;
+    using Blocking = typename Workspace::Blocking;
+    static_assert(std::is_same_v<Blocking, gemm_blocking_space<dst_order, Scalar, Scalar, Dynamic,
+                                                               Dynamic, Dynamic, 1, false>>,
+                  "hookfuse: GemmWorkspace storage order does not match the destination");
+    using Functor = gemm_functor<
+        Scalar, Index,
+        general_matrix_matrix_product<
+            Index, Scalar, (ActualLhsTypeCleaned::Flags & RowMajorBit) ? RowMajor : ColMajor,
+            bool(LhsBlasTraits::NeedToConjugate), Scalar,
+            (ActualRhsTypeCleaned::Flags & RowMajorBit) ? RowMajor : ColMajor,
+            bool(RhsBlasTraits::NeedToConjugate), dst_order, Dst::InnerStrideAtCompileTime>,
+        ActualLhsTypeCleaned, ActualRhsTypeCleaned, Dst, Blocking>;
+    Functor(lhs, rhs, dst, actual_alpha, ws.blocking())(0, rows, 0, cols);
+  }
+}
+
+}  // namespace hookfuse::detail

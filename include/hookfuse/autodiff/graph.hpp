@@ -1,0 +1,345 @@
+// hookfuse/autodiff/graph.hpp: a model bound to memory: forward, backward, fetch by name.
+//
+// `bind(capacity, loss, fetches...)` lays out a value buffer for every tensor of the tape and an
+// adjoint buffer for every tensor the loss's gradient reaches, all sized for `capacity` rows.
+// After that, forward() and backward() allocate nothing.
+#pragma once
+
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "hookfuse/autodiff/tape.hpp"
+#include "hookfuse/config.hpp"
+
+namespace hookfuse {
+
+/// Thrown at bind time when runtime shapes do not fit an operation, or by `feed` when an input
+/// does not fit its placeholder. The message names the op or placeholder and both shapes.
+struct ShapeError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+namespace detail {
+
+inline std::string shape_str(Shape s) {
+  return "[" + std::to_string(s.rows) + ", " + std::to_string(s.cols) + "]";
+}
+
+template <class E>
+struct Slot;
+
+template <class V>
+struct Slot<VarEntry<V>> {
+  using S = typename V::scalar;
+  static constexpr Dims D = VarEntry<V>::dims;
+  V* var;
+  explicit Slot(const VarEntry<V>& e) : var(e.var) {}
+  Shape shape() const { return {var->value.rows(), var->value.cols()}; }
+  auto value() { return map_t<S, D.rows, D.cols>(var->value.data(), var->value.rows(),
+                                                 var->value.cols()); }
+  auto adjoint() { return map_t<S, D.rows, D.cols>(var->grad.data(), var->grad.rows(),
+                                                   var->grad.cols()); }
+};
+
+template <class P>
+struct Slot<InputEntry<P>> {
+  using S = typename P::scalar;
+  static constexpr Dims D = InputEntry<P>::dims;
+  P placeholder;
+  const S* data = nullptr;
+  Shape current{D.rows == Dynamic ? 0 : D.rows, D.cols == Dynamic ? 0 : D.cols};
+  explicit Slot(const InputEntry<P>& e) : placeholder(e.placeholder) {
+    if constexpr (D.cols == Dynamic) current.cols = placeholder.cols;
+  }
+  Shape shape() const { return current; }
+  auto value() {
+    return Eigen::Map<const matrix_t<S, D.rows, D.cols>>(data, current.rows, current.cols);
+  }
+};
+
+template <class Op, class S, Dims D, bool RG, std::size_t... Cs>
+struct Slot<OpEntry<Op, S, D, RG, Cs...>> {
+  Buffer<S, D.rows, D.cols> val;
+  struct NoAdjoint {};
+  std::conditional_t<RG, Buffer<S, D.rows, D.cols>, NoAdjoint> adj;
+  explicit Slot(const OpEntry<Op, S, D, RG, Cs...>&) {}
+  Shape shape() const { return val.shape(); }
+  auto value() { return val.view(); }
+  auto adjoint() { return adj.view(); }
+};
+
+/// Backward writes: does the K-th operand of entry J receive its first contribution there?
+template <class Entries, std::size_t Last, std::size_t J, std::size_t K>
+constexpr bool first_write() {
+  constexpr auto cs = std::tuple_element_t<J, Entries>::children;
+  constexpr std::size_t c = cs[K];
+  for (std::size_t k = 0; k < K; ++k)
+    if (cs[k] == c) return false;
+  bool later = false;
+  [&]<std::size_t... Js>(std::index_sequence<Js...>) {
+    ((later = later || (Js > J && Js <= Last &&
+                        std::tuple_element_t<Js, Entries>::requires_grad &&
+                        [] {
+                          constexpr auto ds = std::tuple_element_t<Js, Entries>::children;
+                          for (auto d : ds)
+                            if (d == c) return true;
+                          return false;
+                        }())),
+     ...);
+  }(std::make_index_sequence<std::tuple_size_v<Entries>>{});
+  return !later;
+}
+
+template <class T>
+constexpr auto flatten_all(T tape) {
+  return tape;
+}
+template <class T, class F, class... Rest>
+constexpr auto flatten_all(T tape, const F& f, const Rest&... rest) {
+  auto [next, idx] = flatten(std::move(tape), f);
+  (void)idx;
+  return flatten_all(std::move(next), rest...);
+}
+
+}  // namespace detail
+
+/// A model bound to buffers. `Loss` is the position of the loss on the tape; every tensor at or
+/// below it is computed by forward(), the rest only when fetched.
+template <class TapeT, std::size_t Loss>
+class Graph {
+ public:
+  using entries_type = typename TapeT::entries_type;
+  using names_type = typename TapeT::names_type;
+  static constexpr std::size_t size = std::tuple_size_v<entries_type>;
+  static constexpr std::size_t loss_index = Loss;
+  using scalar = typename std::tuple_element_t<Loss, entries_type>::scalar;
+
+  /// Lays out every buffer for batches of up to `capacity` rows.
+  Graph(const TapeT& tape, Index capacity)
+      : slots_(make_slots(tape.entries, std::make_index_sequence<size>{})),
+        kernels_(make_kernels(tape.entries, std::make_index_sequence<size>{})),
+        capacity_(capacity) {
+    reserve(std::make_index_sequence<size>{});
+  }
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  Graph(Graph&&) = default;
+
+  /// Position of a named tensor on the tape, or detail::npos.
+  template <fixed_string Name>
+  static constexpr std::size_t index_of = detail::find_name<Name>(names_type{});
+  template <fixed_string Name>
+  static constexpr bool has = index_of<Name> != detail::npos;
+
+  /// Points the placeholder `Name` at `rows` rows of input ([rows, cols], row-major, or a
+  /// column vector for labels). The data must stay valid until the step's fetches are read.
+  /// Throws ShapeError when rows exceed the bound capacity.
+  template <fixed_string Name>
+  void feed(const void* data, Index rows) {
+    static_assert(has<Name>, "hookfuse: the model has no placeholder with this name");
+    auto& slot = std::get<index_of<Name>>(slots_);
+    using Sl = std::remove_cvref_t<decltype(slot)>;
+    if constexpr (Sl::D.rows == Dynamic) {
+      if (rows > capacity_)
+        detail::fail<ShapeError>(std::string("feed '") + std::string(Name.view()) + "': " +
+                                 std::to_string(rows) + " rows, but the graph was bound for " +
+                                 std::to_string(capacity_));
+      slot.current.rows = rows;
+    }
+    slot.data = static_cast<const typename Sl::S*>(data);
+  }
+
+  /// Computes every tensor up to the loss; returns the loss.
+  scalar forward() {
+    computed_.fill(false);
+    forward_range<0>(std::make_index_sequence<Loss + 1>{});
+    return std::get<Loss>(slots_).value()(0, 0);
+  }
+
+  /// Writes d loss / d x into the adjoint of every tensor the loss reaches, and into `grad` of
+  /// every Variable (overwriting the previous step's gradient).
+  void backward() {
+    std::get<Loss>(slots_).adjoint().setConstant(scalar(1));
+    backward_range(std::make_index_sequence<Loss + 1>{});
+  }
+
+  /// Computes the named tensor if forward() did not (for a tensor outside the loss's graph) and
+  /// returns its value.
+  template <fixed_string Name>
+  auto compute() {
+    static_assert(has<Name>, "hookfuse: the model has no tensor with this name");
+    constexpr std::size_t i = index_of<Name>;
+    if constexpr (i > Loss) {
+      if (computed_[i]) return std::get<i>(slots_).value();
+      computed_[i] = true;
+      [this]<std::size_t... J>(std::index_sequence<J...>) {
+        ((detail::reaches<entries_type, i, Loss + 1 + J>() ? forward_one<Loss + 1 + J>()
+                                                           : void()),
+         ...);
+      }(std::make_index_sequence<i - Loss>{});
+    }
+    return std::get<i>(slots_).value();
+  }
+
+  /// The current value of a named tensor (valid after forward(), or compute() beyond the loss).
+  template <fixed_string Name>
+  auto value() {
+    static_assert(has<Name>, "hookfuse: the model has no tensor with this name");
+    return std::get<index_of<Name>>(slots_).value();
+  }
+  /// The adjoint d loss / d tensor of a named tensor after backward().
+  template <fixed_string Name>
+  auto adjoint() {
+    static_assert(has<Name>, "hookfuse: the model has no tensor with this name");
+    return std::get<index_of<Name>>(slots_).adjoint();
+  }
+
+  /// Calls f(variable) for every Variable of the model, in tape order.
+  template <class F>
+  void for_each_variable(F&& f) {
+    std::apply([&](auto&... s) { (visit_variable(s, f), ...); }, slots_);
+  }
+
+  Index capacity() const { return capacity_; }
+
+ private:
+  template <class Entries, std::size_t... I>
+  static auto make_slots(const Entries& e, std::index_sequence<I...>) {
+    return std::tuple<detail::Slot<std::tuple_element_t<I, Entries>>...>(
+        detail::Slot<std::tuple_element_t<I, Entries>>(std::get<I>(e))...);
+  }
+  struct NoKernel {
+    template <class T>
+    explicit NoKernel(const T&) {}
+  };
+  template <class E>
+  struct kernel_of {
+    using type = NoKernel;
+  };
+  template <class Op, class S, Dims D, bool RG, std::size_t... Cs>
+  struct kernel_of<detail::OpEntry<Op, S, D, RG, Cs...>> {
+    using type = typename Op::template kernel<S, D, std::tuple_element_t<Cs, entries_type>::dims...>;
+  };
+  template <class Entries, std::size_t... I>
+  static auto make_kernels(const Entries& e, std::index_sequence<I...>) {
+    return std::tuple<typename kernel_of<std::tuple_element_t<I, Entries>>::type...>(
+        typename kernel_of<std::tuple_element_t<I, Entries>>::type(
+            op_of(std::get<I>(e)))...);
+  }
+  template <class E>
+  static const auto& op_of(const E& e) {
+    if constexpr (requires { e.op; }) return e.op;
+    else return e;
+  }
+
+  template <class Sl, class F>
+  static void visit_variable(Sl& s, F& f) {
+    if constexpr (requires { s.var; }) f(*s.var);
+  }
+
+  template <std::size_t... I>
+  void reserve(std::index_sequence<I...>) {
+    (reserve_one<I>(), ...);
+  }
+  template <std::size_t I>
+  void reserve_one() {
+    using E = std::tuple_element_t<I, entries_type>;
+    auto& slot = std::get<I>(slots_);
+    if constexpr (requires { typename E::placeholder_type; }) {
+      if constexpr (E::dims.rows == Dynamic) slot.current.rows = capacity_;
+    } else if constexpr (requires { typename E::op_type; }) {
+      [&]<std::size_t... K>(std::index_sequence<K...>) {
+        constexpr auto cs = E::children;
+        const detail::Shape shape = E::op_type::shape(std::get<cs[K]>(slots_).shape()...);
+        check_shapes<I>(std::get<cs[K]>(slots_).shape()...);
+        slot.val.reserve(shape);
+        if constexpr (E::requires_grad) slot.adj.reserve(shape);
+        std::get<I>(kernels_).reserve(shape, std::get<cs[K]>(slots_).shape()...);
+      }(std::make_index_sequence<E::children.size()>{});
+    }
+  }
+  template <std::size_t I, class... Sh>
+  void check_shapes(Sh... shapes) {
+    using Op = typename std::tuple_element_t<I, entries_type>::op_type;
+    if constexpr (requires { Op::valid_shape(shapes...); }) {
+      if (!Op::valid_shape(shapes...)) {
+        std::string msg = "hookfuse: operand shapes do not fit the operation at tape position " +
+                          std::to_string(I) + ":";
+        ((msg += " " + detail::shape_str(shapes)), ...);
+        detail::fail<ShapeError>(msg);
+      }
+    }
+  }
+
+  template <std::size_t Base, std::size_t... I>
+  void forward_range(std::index_sequence<I...>) {
+    (forward_one<Base + I>(), ...);
+  }
+  template <std::size_t I>
+  void forward_one() {
+    using E = std::tuple_element_t<I, entries_type>;
+    if constexpr (requires { typename E::op_type; }) {
+      auto& slot = std::get<I>(slots_);
+      [&]<std::size_t... K>(std::index_sequence<K...>) {
+        constexpr auto cs = E::children;
+        const detail::Shape shape = E::op_type::shape(std::get<cs[K]>(slots_).shape()...);
+        slot.val.set_shape(shape);
+        if constexpr (E::requires_grad) slot.adj.set_shape(shape);
+        auto out = slot.value();
+        std::get<I>(kernels_).forward(out, std::get<cs[K]>(slots_).value()...);
+      }(std::make_index_sequence<E::children.size()>{});
+    }
+  }
+
+  template <std::size_t... I>
+  void backward_range(std::index_sequence<I...>) {
+    (backward_one<Loss - I>(), ...);
+  }
+  template <std::size_t I>
+  void backward_one() {
+    using E = std::tuple_element_t<I, entries_type>;
+    if constexpr (requires { typename E::op_type; }) {
+      if constexpr (E::requires_grad) {
+        auto& slot = std::get<I>(slots_);
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+          constexpr auto cs = E::children;
+          (backward_operand<I, K>(slot, std::get<cs[K]>(slots_).value()...), ...);
+        }(std::make_index_sequence<E::children.size()>{});
+      }
+    }
+  }
+  template <std::size_t I, std::size_t K, class Sl, class... Vals>
+  void backward_operand(Sl& slot, const Vals&... vals) {
+    using E = std::tuple_element_t<I, entries_type>;
+    constexpr std::size_t c = E::children[K];
+    if constexpr (std::tuple_element_t<c, entries_type>::requires_grad) {
+      auto adj = std::get<c>(slots_).adjoint();
+      detail::GradTarget<decltype(adj), detail::first_write<entries_type, Loss, I, K>()> t{adj};
+      std::get<I>(kernels_).template backward<K>(t, slot.adjoint(), slot.value(), vals...);
+    }
+  }
+
+  using slots_type = decltype(make_slots(std::declval<entries_type>(),
+                                         std::make_index_sequence<size>{}));
+  using kernels_type = decltype(make_kernels(std::declval<entries_type>(),
+                                             std::make_index_sequence<size>{}));
+  slots_type slots_;
+  kernels_type kernels_;
+  Index capacity_;
+  std::array<bool, size> computed_{};  // tensors beyond the loss computed since forward()
+};
+
+/// Binds a loss (a [1, 1] tensor) and any further tensors to fetch by name (metrics) to buffers
+/// for batches of up to `capacity` rows. Like building a tf.Graph and creating a session for it.
+/// Throws ShapeError when the runtime shapes do not fit.
+template <Operand L, Operand... Fs>
+auto bind(Index capacity, L&& loss, Fs&&... fetches) {
+  auto [t1, loss_idx] = detail::flatten(detail::Tape<std::tuple<>, detail::NameList<>>{},
+                                        as_expr(std::forward<L>(loss)));
+  auto tape = detail::flatten_all(std::move(t1), as_expr(std::forward<Fs>(fetches))...);
+  static_assert(decltype(loss_idx)::value != detail::npos);
+  return Graph<decltype(tape), decltype(loss_idx)::value>(tape, capacity);
+}
+
+}  // namespace hookfuse

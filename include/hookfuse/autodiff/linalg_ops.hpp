@@ -1,0 +1,185 @@
+// hookfuse/autodiff/linalg_ops.hpp: matmul, addition and subtraction with bias broadcast, and the
+// elementwise product; mirrors tf.matmul, tf.add / tf.nn.bias_add, tf.subtract, tf.multiply.
+#pragma once
+
+#include "hookfuse/autodiff/elementwise_ops.hpp"
+#include "hookfuse/autodiff/expr.hpp"
+#include "hookfuse/autodiff/target.hpp"
+
+namespace hookfuse {
+namespace detail {
+
+/// [r, k] x [k, c] -> [r, c]. Products go through preallocated GEMM workspaces (gemm.hpp).
+struct MatMulOp {
+  static constexpr bool differentiable = true;
+  static constexpr std::size_t scalar_from = 0;
+  static constexpr Dims dims(Dims a, Dims b) { return {a.rows, b.cols}; }
+  static constexpr bool valid(Dims a, Dims b) {
+    return a.cols == Dynamic || b.rows == Dynamic || a.cols == b.rows;
+  }
+  static Shape shape(Shape a, Shape b) { return {a.rows, b.cols}; }
+  static bool valid_shape(Shape a, Shape b) { return a.cols == b.rows; }
+
+  template <class S, Dims Out, Dims A, Dims B>
+  struct kernel {
+    GemmWorkspace<S, storage_order<Out.rows, Out.cols>> ws_out;
+    GemmWorkspace<S, storage_order<A.rows, A.cols>> ws_a;
+    GemmWorkspace<S, storage_order<B.rows, B.cols>> ws_b;
+    explicit kernel(const MatMulOp&) {}
+    void reserve(Shape out, Shape a, Shape b) {
+      if constexpr (Out.rows == Dynamic || Out.cols == Dynamic || A.cols == Dynamic) {
+        ws_out.reserve(out.rows, out.cols, a.cols);
+        ws_a.reserve(a.rows, a.cols, out.cols);
+        ws_b.reserve(b.rows, b.cols, out.rows);
+      }
+    }
+    template <class O, class X, class Y>
+    void forward(O& out, const X& a, const Y& b) {
+      out.setZero();
+      gemm_add(out, a, b, S(1), ws_out);
+    }
+    template <std::size_t K, class T, class D, class O, class X, class Y>
+    void backward(T& t, const D& dout, const O&, const X& a, const Y& b) {
+      if constexpr (K == 0) t.gemm(dout, b.transpose(), S(1), ws_a);
+      else t.gemm(a.transpose(), dout, S(1), ws_b);
+    }
+  };
+};
+
+/// How the two operands of +, - line up: same shape, or one of them a [1, c] row broadcast over
+/// the rows of the other (a bias added to a batch), decided from the compile-time dims.
+enum class Broadcast { none, rhs_row, lhs_row };
+constexpr Broadcast broadcast_of(Dims a, Dims b) {
+  if (b.rows == 1 && a.rows != 1) return Broadcast::rhs_row;
+  if (a.rows == 1 && b.rows != 1) return Broadcast::lhs_row;
+  return Broadcast::none;
+}
+constexpr bool dim_fits(int x, int y) { return x == Dynamic || y == Dynamic || x == y; }
+
+template <int Sign>  // +1: addition, -1: subtraction
+struct AddOp {
+  static constexpr bool differentiable = true;
+  static constexpr std::size_t scalar_from = 0;
+  static constexpr Dims dims(Dims a, Dims b) {
+    switch (broadcast_of(a, b)) {
+      case Broadcast::rhs_row: return {a.rows, same_dim(a.cols, b.cols)};
+      case Broadcast::lhs_row: return {b.rows, same_dim(a.cols, b.cols)};
+      default: return {same_dim(a.rows, b.rows), same_dim(a.cols, b.cols)};
+    }
+  }
+  static constexpr bool valid(Dims a, Dims b) {
+    return dim_fits(a.cols, b.cols) &&
+           (broadcast_of(a, b) != Broadcast::none || dim_fits(a.rows, b.rows));
+  }
+  static Shape shape(Shape a, Shape b) { return {std::max(a.rows, b.rows), a.cols}; }
+
+  template <class S, Dims Out, Dims A, Dims B>
+  struct kernel {
+    static constexpr Broadcast bc = broadcast_of(A, B);
+    explicit kernel(const AddOp&) {}
+    void reserve(Shape, Shape, Shape) {}
+    template <class O, class X, class Y>
+    void forward(O& out, const X& a, const Y& b) {
+      if constexpr (bc == Broadcast::rhs_row) {
+        if constexpr (Sign > 0) out.noalias() = a.rowwise() + b.row(0);
+        else out.noalias() = a.rowwise() - b.row(0);
+      } else if constexpr (bc == Broadcast::lhs_row) {
+        if constexpr (Sign > 0) out.noalias() = b.rowwise() + a.row(0);
+        else out.noalias() = (-b).rowwise() + a.row(0);
+      } else {
+        if constexpr (Sign > 0) out.noalias() = a + b;
+        else out.noalias() = a - b;
+      }
+    }
+    template <std::size_t K, class T, class D, class O, class X, class Y>
+    void backward(T& t, const D& dout, const O&, const X&, const Y&) {
+      constexpr bool reduce = (K == 1 && bc == Broadcast::rhs_row) ||
+                              (K == 0 && bc == Broadcast::lhs_row);
+      constexpr S sign = (K == 1 && Sign < 0) ? S(-1) : S(1);
+      if constexpr (reduce) t.put(sign * dout.colwise().sum());
+      else if constexpr (sign < 0) t.put(-dout);
+      else t.put(dout);
+    }
+  };
+};
+
+/// Elementwise product of two tensors of one shape.
+struct CwiseMulOp {
+  static constexpr bool differentiable = true;
+  static constexpr std::size_t scalar_from = 0;
+  static constexpr Dims dims(Dims a, Dims b) {
+    return {same_dim(a.rows, b.rows), same_dim(a.cols, b.cols)};
+  }
+  static constexpr bool valid(Dims a, Dims b) {
+    return dim_fits(a.rows, b.rows) && dim_fits(a.cols, b.cols);
+  }
+  static Shape shape(Shape a, Shape) { return a; }
+
+  template <class S, Dims Out, Dims A, Dims B>
+  struct kernel {
+    explicit kernel(const CwiseMulOp&) {}
+    void reserve(Shape, Shape, Shape) {}
+    template <class O, class X, class Y>
+    void forward(O& out, const X& a, const Y& b) {
+      out.noalias() = a.cwiseProduct(b);
+    }
+    template <std::size_t K, class T, class D, class O, class X, class Y>
+    void backward(T& t, const D& dout, const O&, const X& a, const Y& b) {
+      if constexpr (K == 0) t.put(dout.cwiseProduct(b));
+      else t.put(dout.cwiseProduct(a));
+    }
+  };
+};
+
+}  // namespace detail
+
+/// Matrix product [r, k] x [k, c] -> [r, c], like tf.matmul. Rows of `a` are the batch.
+template <Operand A, Operand B>
+constexpr auto matmul(A&& a, B&& b) {
+  return make_node(detail::MatMulOp{}, std::forward<A>(a), std::forward<B>(b));
+}
+/// a + b, like tf.add; a [1, c] operand is broadcast over the rows of the other (tf.nn.bias_add).
+template <Operand A, Operand B>
+constexpr auto add(A&& a, B&& b) {
+  return make_node(detail::AddOp<1>{}, std::forward<A>(a), std::forward<B>(b));
+}
+/// a - b, like tf.subtract, with the same broadcast as `add`.
+template <Operand A, Operand B>
+constexpr auto subtract(A&& a, B&& b) {
+  return make_node(detail::AddOp<-1>{}, std::forward<A>(a), std::forward<B>(b));
+}
+/// Elementwise a * b of one shape, like tf.multiply.
+template <Operand A, Operand B>
+constexpr auto multiply(A&& a, B&& b) {
+  return make_node(detail::CwiseMulOp{}, std::forward<A>(a), std::forward<B>(b));
+}
+
+/// Operators on model expressions (at least one side must be an expression, so that plain
+/// Eigen and Variable arithmetic elsewhere is untouched). `*` is elementwise, as in TensorFlow.
+template <Operand A, Operand B>
+  requires(Expression<std::remove_cvref_t<A>> || Expression<std::remove_cvref_t<B>>)
+constexpr auto operator+(A&& a, B&& b) {
+  return add(std::forward<A>(a), std::forward<B>(b));
+}
+template <Operand A, Operand B>
+  requires(Expression<std::remove_cvref_t<A>> || Expression<std::remove_cvref_t<B>>)
+constexpr auto operator-(A&& a, B&& b) {
+  return subtract(std::forward<A>(a), std::forward<B>(b));
+}
+template <Operand A, Operand B>
+  requires(Expression<std::remove_cvref_t<A>> || Expression<std::remove_cvref_t<B>>)
+constexpr auto operator*(A&& a, B&& b) {
+  return multiply(std::forward<A>(a), std::forward<B>(b));
+}
+template <Operand A>
+  requires Expression<std::remove_cvref_t<A>>
+constexpr auto operator*(A&& a, typename std::remove_cvref_t<A>::scalar s) {
+  return scale(std::forward<A>(a), s);
+}
+template <Operand A>
+  requires Expression<std::remove_cvref_t<A>>
+constexpr auto operator*(typename std::remove_cvref_t<A>::scalar s, A&& a) {
+  return scale(std::forward<A>(a), s);
+}
+
+}  // namespace hookfuse

@@ -1,0 +1,40 @@
+// hookfuse/autodiff/target.hpp: where a backward kernel writes one operand's adjoint.
+//
+// Whether a contribution overwrites or adds is decided at compile time: the first contribution
+// a tensor receives in the backward pass assigns, later ones add. So the step resets adjoints
+// itself, and a tensor with one consumer costs no zero-fill.
+#pragma once
+
+#include "hookfuse/autodiff/gemm.hpp"
+#include "hookfuse/autodiff/storage.hpp"
+
+namespace hookfuse::detail {
+
+template <class Map, bool Assign>
+struct GradTarget {
+  static constexpr bool assign = Assign;
+  Map view;
+
+  template <class X>
+  void put(const X& x) {
+    if constexpr (Assign) view = x;
+    else view += x;
+  }
+  template <class X>
+  void put_row(Index i, const X& x) {
+    if constexpr (Assign) view.row(i) = x;
+    else view.row(i) += x;
+  }
+  void put_constant(typename Map::Scalar c) {
+    if constexpr (Assign) view.setConstant(c);
+    else view.array() += c;
+  }
+  /// view (=|+=) alpha * lhs * rhs through a preallocated workspace.
+  template <class L, class R, class WS>
+  void gemm(const L& lhs, const R& rhs, typename Map::Scalar alpha, WS& ws) {
+    if constexpr (Assign) view.setZero();
+    gemm_add(view, lhs, rhs, alpha, ws);
+  }
+};
+
+}  // namespace hookfuse::detail

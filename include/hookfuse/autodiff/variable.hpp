@@ -1,0 +1,55 @@
+// hookfuse/autodiff/variable.hpp: trainable variables and input placeholders (the graph's leaves).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "hookfuse/autodiff/storage.hpp"
+#include "hookfuse/fixed_string.hpp"
+
+namespace hookfuse {
+
+/// A trainable variable, like tf.Variable: a named [R, C] matrix of `Scalar` (float or double)
+/// and the gradient of the loss with respect to it, written by every training step.
+/// R and C may be Eigen::Dynamic (then the shape is given to the constructor).
+/// The name is the checkpoint key ("dense/kernel") and the fetch name.
+/// A one-dimensional TensorFlow variable of shape [n] (a bias) is a [1, n] row vector here.
+template <fixed_string Name, class Scalar, int R, int C>
+class Variable {
+ public:
+  static_assert(std::is_floating_point_v<Scalar>, "hookfuse: a Variable holds float or double");
+  using scalar = Scalar;
+  using matrix_type = detail::matrix_t<Scalar, R, C>;
+  static constexpr auto name = Name;
+  static constexpr int rows_at_compile_time = R;
+  static constexpr int cols_at_compile_time = C;
+
+  Variable() requires(R != Dynamic && C != Dynamic) : value(), grad() {
+    value.setZero();
+    grad.setZero();
+  }
+  Variable(Index rows, Index cols) : value(rows, cols), grad(rows, cols) {
+    value.setZero();
+    grad.setZero();
+  }
+
+  /// Current value, [R, C].
+  matrix_type value;
+  /// d loss / d value from the last training step, [R, C]; written (not accumulated) by the step.
+  matrix_type grad;
+};
+
+/// An input fed from outside for each step, like tf.compat.v1.placeholder: a [batch, C] matrix of
+/// `Scalar`; rows are the batch (R = Dynamic: any batch up to the bound capacity).
+/// Integer placeholders (labels) use Scalar = std::int32_t and C = 1: a [batch] vector.
+template <fixed_string Name, class Scalar, int C, int R = Dynamic>
+struct Placeholder {
+  using scalar = Scalar;
+  static constexpr auto name = Name;
+  static constexpr int rows_at_compile_time = R;
+  static constexpr int cols_at_compile_time = C;
+  /// Number of columns when C is Dynamic.
+  Index cols = C == Dynamic ? 0 : C;
+};
+
+}  // namespace hookfuse

@@ -1,0 +1,21 @@
+// hookfuse/hookfuse.hpp: the umbrella header: everything in hookfuse.
+#pragma once
+
+#include "hookfuse/autodiff.hpp"
+#include "hookfuse/clock.hpp"
+#include "hookfuse/config.hpp"
+#include "hookfuse/fixed_string.hpp"
+#include "hookfuse/hooks/concepts.hpp"
+#include "hookfuse/hooks/logging_tensor_hook.hpp"
+#include "hookfuse/hooks/nan_tensor_hook.hpp"
+#include "hookfuse/hooks/session_run_hook.hpp"
+#include "hookfuse/hooks/step_counter_hook.hpp"
+#include "hookfuse/hooks/stop_at_step_hook.hpp"
+#include "hookfuse/hooks/timer.hpp"
+#include "hookfuse/logging.hpp"
+#include "hookfuse/nn/dense.hpp"
+#include "hookfuse/nn/initializers.hpp"
+#include "hookfuse/optim/global_step.hpp"
+#include "hookfuse/optim/gradient_descent.hpp"
+#include "hookfuse/session/feeds.hpp"
+#include "hookfuse/session/monitored_session.hpp"

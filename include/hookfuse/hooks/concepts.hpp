@@ -1,0 +1,121 @@
+// hookfuse/hooks/concepts.hpp: what a hook is, event by event (tf.compat.v1.train.SessionRunHook).
+//
+// A hook is any class. Each of the five events is optional; the session calls a method only if
+// the hook declares it:
+//   begin()                            once, before the graph is bound
+//   after_create_session(session)      once, after the graph is bound and variables initialised
+//   before_run(run_context)            every run; returns SessionRunArgs<names...> (what to fetch)
+//   after_run(run_context, run_values) every run that completes; run_values holds the fetches
+//   end(session)                       once, when the session closes normally or input runs out
+// A method that has one of these names but cannot be called this way is a compile error naming
+// the hook and the method: a hook never silently misses an event.
+#pragma once
+
+#include <concepts>
+#include <type_traits>
+
+#include "hookfuse/hooks/session_run_hook.hpp"
+
+namespace hookfuse {
+namespace detail {
+
+struct ProtocolNames {
+  void begin();
+  void after_create_session();
+  void before_run();
+  void after_run();
+  void end();
+};
+// Taking &Probe<H>::name is ambiguous exactly when H has a member of that name, whatever its
+// signature: that is how a misdeclared method is told apart from an absent one.
+template <class H>
+struct Probe : H, ProtocolNames {};
+
+template <class T>
+struct is_session_run_args : std::false_type {};
+template <fixed_string... Ns>
+struct is_session_run_args<SessionRunArgs<Ns...>> : std::true_type {};
+
+template <class Args>
+struct values_of;
+template <fixed_string... Ns>
+struct values_of<SessionRunArgs<Ns...>> {
+  using type = SessionRunValues<Ns...>;
+};
+
+}  // namespace detail
+
+/// H declares a member with the protocol name (any signature).
+template <class H>
+concept DeclaresBegin = std::is_class_v<H> && !requires { &detail::Probe<H>::begin; };
+template <class H>
+concept DeclaresAfterCreateSession =
+    std::is_class_v<H> && !requires { &detail::Probe<H>::after_create_session; };
+template <class H>
+concept DeclaresBeforeRun = std::is_class_v<H> && !requires { &detail::Probe<H>::before_run; };
+template <class H>
+concept DeclaresAfterRun = std::is_class_v<H> && !requires { &detail::Probe<H>::after_run; };
+template <class H>
+concept DeclaresEnd = std::is_class_v<H> && !requires { &detail::Probe<H>::end; };
+
+/// H handles the event with a usable signature.
+template <class H>
+concept HandlesBegin = requires(H& h) { h.begin(); };
+template <class H, class Session>
+concept HandlesAfterCreateSession = requires(H& h, Session& s) { h.after_create_session(s); };
+template <class H>
+concept HandlesBeforeRun = requires(H& h, SessionRunContext& ctx) {
+  { h.before_run(ctx) };
+  requires detail::is_session_run_args<std::remove_cvref_t<decltype(h.before_run(ctx))>>::value;
+};
+template <class H, class Values>
+concept HandlesAfterRun = requires(H& h, SessionRunContext& ctx, const Values& v) {
+  h.after_run(ctx, v);
+};
+template <class H, class Session>
+concept HandlesEnd = requires(H& h, Session& s) { h.end(s); };
+
+/// The SessionRunArgs type a hook's before_run returns (SessionRunArgs<> without before_run).
+template <class H>
+struct run_args {
+  using type = SessionRunArgs<>;
+};
+template <HandlesBeforeRun H>
+struct run_args<H> {
+  using type = std::remove_cvref_t<decltype(std::declval<H&>().before_run(
+      std::declval<SessionRunContext&>()))>;
+};
+template <class H>
+using run_args_t = typename run_args<H>::type;
+template <class H>
+using run_values_t = typename detail::values_of<run_args_t<H>>::type;
+
+/// Checks one hook against the protocol for a session type; fails to compile, naming the hook
+/// (in the instantiation context, `Hook = ...`) and the method, when a declared method is not
+/// callable as the protocol calls it.
+template <class Hook, class Session>
+constexpr bool check_hook() {
+  static_assert(std::is_class_v<Hook>, "hookfuse: a hook must be a class type");
+  if constexpr (DeclaresBegin<Hook>)
+    static_assert(HandlesBegin<Hook>,
+                  "hookfuse: this hook declares begin, but it cannot be called as begin()");
+  if constexpr (DeclaresAfterCreateSession<Hook>)
+    static_assert(HandlesAfterCreateSession<Hook, Session>,
+                  "hookfuse: this hook declares after_create_session, but it cannot be called as "
+                  "after_create_session(session)");
+  if constexpr (DeclaresBeforeRun<Hook>)
+    static_assert(HandlesBeforeRun<Hook>,
+                  "hookfuse: this hook declares before_run, but it cannot be called as "
+                  "before_run(SessionRunContext&) returning SessionRunArgs<names...>");
+  if constexpr (DeclaresAfterRun<Hook>)
+    static_assert(HandlesAfterRun<Hook, run_values_t<Hook>>,
+                  "hookfuse: this hook declares after_run, but it cannot be called as "
+                  "after_run(SessionRunContext&, const SessionRunValues<names...>&) with the "
+                  "names its before_run requests");
+  if constexpr (DeclaresEnd<Hook>)
+    static_assert(HandlesEnd<Hook, Session>,
+                  "hookfuse: this hook declares end, but it cannot be called as end(session)");
+  return true;
+}
+
+}  // namespace hookfuse

@@ -1,0 +1,150 @@
+// hookfuse/hooks/logging_tensor_hook.hpp: LoggingTensorHook (tf.compat.v1.train.LoggingTensorHook).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+
+#include "hookfuse/clock.hpp"
+#include "hookfuse/config.hpp"
+#include "hookfuse/hooks/session_run_hook.hpp"
+#include "hookfuse/hooks/timer.hpp"
+#include "hookfuse/logging.hpp"
+
+namespace hookfuse {
+
+/// No formatter: lines read "loss = 0.693147, accuracy = 0.5 (0.012 sec)".
+struct DefaultTensorFormatter {};
+
+/// The policies of a LoggingTensorHook: clock, logger and formatter. A formatter is called as
+/// `formatter(values)` with the hook's SessionRunValues and returns the line to log (anything
+/// convertible to std::string_view), replacing the default line, as TensorFlow's `formatter`.
+template <Clock C = SteadyClock, Logger L = StderrLogger, class F = DefaultTensorFormatter>
+struct LoggingPolicies {
+  using clock = C;
+  using logger = L;
+  using formatter = F;
+};
+
+namespace detail {
+// Appends "v" (printf %g) or a bracketed row-major listing for a tensor, numpy style, at most
+// 16 elements.
+inline void append_tensor(char*& out, char* end, const TensorValue& t) {
+  auto put = [&](const char* fmt, double v) {
+    const int n = std::snprintf(out, static_cast<std::size_t>(end - out), fmt, v);
+    if (n > 0) out += std::min<std::ptrdiff_t>(n, end - out - 1);
+  };
+  auto text = [&](const char* s) { put(s, 0.0); };
+  if (t.size() == 1) return put("%g", t.at(0, 0));
+  int shown = 0;
+  text(t.rows > 1 ? "[[" : "[");
+  for (Eigen::Index i = 0; i < t.rows; ++i) {
+    if (i > 0) text("] [");
+    for (Eigen::Index j = 0; j < t.cols; ++j, ++shown) {
+      if (shown == 16) return text(" ...]");
+      put(j ? " %g" : "%g", t.at(i, j));
+    }
+  }
+  text(t.rows > 1 ? "]]" : "]");
+}
+}  // namespace detail
+
+/// Logs the values of the named tensors every `every_n_iter` runs or every `every_n_secs`
+/// seconds, and/or once at the end (at_end). Counts the runs of this session, not global steps:
+/// with every_n_iter = 10 it logs at runs 1, 11, 21, ... The first line has no time; later ones
+/// end with " (<seconds since the previous line> sec)". Throws std::invalid_argument unless
+/// at_end and/or exactly one interval is given, or for every_n_iter <= 0.
+template <class Policies, fixed_string... Names>
+class BasicLoggingTensorHook {
+  using C = typename Policies::clock;
+  using L = typename Policies::logger;
+  using F = typename Policies::formatter;
+
+ public:
+  static_assert(sizeof...(Names) > 0, "hookfuse: LoggingTensorHook needs at least one tensor name");
+  struct Options {
+    std::optional<std::int64_t> every_n_iter = std::nullopt;
+    std::optional<double> every_n_secs = std::nullopt;
+    bool at_end = false;
+  };
+
+  explicit BasicLoggingTensorHook(Options options, F formatter = F{}, C clock = C{},
+                                  L logger = L{})
+      : formatter_(formatter), logger_(logger), log_at_end_(options.at_end) {
+    const bool only_at_end = options.at_end && !options.every_n_iter && !options.every_n_secs;
+    if (!only_at_end && options.every_n_iter.has_value() == options.every_n_secs.has_value())
+      detail::fail<std::invalid_argument>(
+          "LoggingTensorHook: either at_end and/or exactly one of every_n_iter and every_n_secs "
+          "must be provided");
+    if (options.every_n_iter && *options.every_n_iter <= 0)
+      detail::fail<std::invalid_argument>("LoggingTensorHook: every_n_iter must be > 0");
+    if (!only_at_end) timer_.emplace(options.every_n_secs, options.every_n_iter, clock);
+  }
+
+  void begin() {
+    if (timer_) timer_->reset();
+    iter_count_ = 0;
+  }
+
+  SessionRunArgs<Names...> before_run(SessionRunContext&) {
+    should_trigger_ = timer_ && timer_->should_trigger_for_step(iter_count_);
+    return {should_trigger_};
+  }
+
+  void after_run(SessionRunContext&, const SessionRunValues<Names...>& values) {
+    if (should_trigger_) log_tensors(values);
+    ++iter_count_;
+  }
+
+  template <class Session>
+  void end(Session& session) {
+    if (!log_at_end_) return;
+    SessionRunValues<Names...> values{};
+    std::size_t i = 0;
+    ((values.results[i++] = session.template fetch<Names>()), ...);
+    log_tensors(values);
+  }
+
+  /// Runs seen so far.
+  std::int64_t iter_count() const { return iter_count_; }
+  L& logger() { return logger_; }
+
+ private:
+  void log_tensors(const SessionRunValues<Names...>& values) {
+    std::optional<double> elapsed = std::nullopt;
+    if (timer_) elapsed = timer_->update_last_triggered_step(iter_count_).secs;
+    if constexpr (!std::is_same_v<F, DefaultTensorFormatter>) {
+      logger_.log(Severity::info, std::string_view(formatter_(values)));
+    } else {
+      char line[1024];
+      char* out = line;
+      char* const end = line + sizeof line;
+      std::size_t i = 0;
+      auto item = [&](std::string_view name) {
+        const int n = std::snprintf(out, static_cast<std::size_t>(end - out), "%s%.*s = ",
+                                    i ? ", " : "", static_cast<int>(name.size()), name.data());
+        if (n > 0) out += std::min<std::ptrdiff_t>(n, end - out - 1);
+        detail::append_tensor(out, end, values.results[i++]);
+      };
+      (item(Names.view()), ...);
+      if (elapsed) std::snprintf(out, static_cast<std::size_t>(end - out), " (%.3f sec)", *elapsed);
+      logger_.log(Severity::info, line);
+    }
+  }
+
+  std::optional<SecondOrStepTimer<C>> timer_;
+  [[no_unique_address]] F formatter_;
+  L logger_;
+  bool log_at_end_;
+  bool should_trigger_ = false;
+  std::int64_t iter_count_ = 0;
+};
+
+/// LoggingTensorHook<"loss", "accuracy">({.every_n_iter = 100}) with the default policies
+/// (steady clock, stderr logger, default line).
+template <fixed_string... Names>
+using LoggingTensorHook = BasicLoggingTensorHook<LoggingPolicies<>, Names...>;
+
+}  // namespace hookfuse

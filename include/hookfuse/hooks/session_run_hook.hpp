@@ -1,0 +1,113 @@
+// hookfuse/hooks/session_run_hook.hpp: what hooks exchange with the session on every run
+// (tf.compat.v1.train.SessionRunArgs, SessionRunContext, SessionRunValues).
+#pragma once
+
+#include <cstdint>
+#include <Eigen/Core>
+
+#include "hookfuse/fixed_string.hpp"
+
+namespace hookfuse {
+
+/// What a hook's before_run asks the session to compute in this run: the names of model tensors
+/// ("loss", "accuracy", "global_step"). The names are checked against the model at compile time.
+/// `active == false` is TensorFlow's `return None`: nothing is requested this run, so a tensor
+/// outside the loss's graph (a metric) is not computed.
+template <fixed_string... Names>
+struct SessionRunArgs {
+  bool active = true;
+  /// The "return None" value of before_run.
+  static constexpr SessionRunArgs none() { return SessionRunArgs{false}; }
+};
+
+/// The element type of a fetched tensor.
+enum class DType { float32, float64, int32, int64 };
+
+/// A fetched tensor: a read-only view of [rows, cols] values owned by the session, valid until
+/// the next run. Scalars (the loss, metrics, global_step) are [1, 1]; read them with item().
+struct TensorValue {
+  const void* data = nullptr;
+  Eigen::Index rows = 0;
+  Eigen::Index cols = 0;
+  Eigen::Index row_stride = 0;  // elements between rows (row-major storage)
+  Eigen::Index col_stride = 1;  // elements between columns
+  DType dtype = DType::float32;
+
+  Eigen::Index size() const { return rows * cols; }
+  /// Element (i, j) converted to double.
+  double at(Eigen::Index i, Eigen::Index j) const {
+    const Eigen::Index k = i * row_stride + j * col_stride;
+    switch (dtype) {
+      case DType::float32: return static_cast<double>(static_cast<const float*>(data)[k]);
+      case DType::float64: return static_cast<const double*>(data)[k];
+      case DType::int32: return static_cast<double>(static_cast<const std::int32_t*>(data)[k]);
+      case DType::int64: return static_cast<double>(static_cast<const std::int64_t*>(data)[k]);
+    }
+    return 0.0;
+  }
+  /// The first element as double, like numpy's item() on a one-element array.
+  double item() const { return at(0, 0); }
+  /// The first element as an integer (global_step).
+  std::int64_t item_int() const {
+    return dtype == DType::int64 ? *static_cast<const std::int64_t*>(data)
+                                 : static_cast<std::int64_t>(item());
+  }
+};
+
+namespace detail {
+template <class T>
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, float>) return DType::float32;
+  else if constexpr (std::is_same_v<T, double>) return DType::float64;
+  else if constexpr (std::is_same_v<T, std::int32_t>) return DType::int32;
+  else return DType::int64;
+}
+template <class M>
+TensorValue tensor_value(const M& m) {
+  using T = std::remove_const_t<typename M::Scalar>;
+  const bool row_major = (M::Flags & Eigen::RowMajorBit) != 0;
+  return {m.data(), m.rows(), m.cols(), row_major ? m.outerStride() : 1,
+          row_major ? 1 : m.outerStride(), dtype_of<T>()};
+}
+
+template <fixed_string Name, fixed_string... Names>
+constexpr std::size_t position() {
+  std::size_t i = 0, found = sizeof...(Names);
+  (void)((Names == Name ? (found = i, true) : (++i, false)) || ...);
+  return found;
+}
+}  // namespace detail
+
+/// What after_run receives: the values of the tensors that the hook's before_run requested, in
+/// this run (tensors computed before the variables were updated; "global_step" is the value
+/// before this run's increment, as in TensorFlow). Read one with `values.get<"loss">()`.
+template <fixed_string... Names>
+struct SessionRunValues {
+  TensorValue results[sizeof...(Names) == 0 ? 1 : sizeof...(Names)];
+
+  template <fixed_string Name>
+  const TensorValue& get() const {
+    constexpr std::size_t i = detail::position<Name, Names...>();
+    static_assert(i < sizeof...(Names),
+                  "hookfuse: after_run reads a tensor that this hook's before_run did not request");
+    return results[i];
+  }
+};
+
+/// Passed to before_run and after_run: lets a hook stop training (request_stop) and read the
+/// global step. Mirrors tf.compat.v1.train.SessionRunContext.
+class SessionRunContext {
+ public:
+  explicit SessionRunContext(const std::int64_t* global_step) : global_step_(global_step) {}
+  /// Ends training after this run; the session's should_stop() becomes true.
+  void request_stop() { stop_requested_ = true; }
+  bool stop_requested() const { return stop_requested_; }
+  /// The global step now (in after_run: after this run's increment).
+  std::int64_t global_step() const { return *global_step_; }
+
+ private:
+  const std::int64_t* global_step_;
+  bool stop_requested_ = false;
+};
+
+}  // namespace hookfuse

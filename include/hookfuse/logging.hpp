@@ -1,0 +1,45 @@
+// hookfuse/logging.hpp: the logger policy, with TensorFlow's severities (tf.compat.v1.logging).
+#pragma once
+
+#include <concepts>
+#include <cstdio>
+#include <string_view>
+
+namespace hookfuse {
+
+/// TensorFlow's log severities (tf_logging: DEBUG, INFO, WARN, ERROR, FATAL).
+enum class Severity { debug, info, warning, error, fatal };
+
+/// One-letter tag as in TensorFlow's C++ log prefix ("I", "W", "E", ...).
+constexpr char severity_letter(Severity s) {
+  switch (s) {
+    case Severity::debug: return 'D';
+    case Severity::info: return 'I';
+    case Severity::warning: return 'W';
+    case Severity::error: return 'E';
+    case Severity::fatal: return 'F';
+  }
+  return '?';
+}
+
+/// A logger takes a severity and one line of text (without the trailing newline).
+template <class L>
+concept Logger = requires(L& logger, Severity s, std::string_view line) {
+  { logger.log(s, line) };
+};
+
+/// Default logger: writes "INFO:tensorflow:"-style lines, as "INFO:hookfuse:<line>", to stderr.
+struct StderrLogger {
+  void log(Severity s, std::string_view line) const {
+    static constexpr const char* names[] = {"DEBUG", "INFO", "WARNING", "ERROR", "FATAL"};
+    std::fprintf(stderr, "%s:hookfuse:%.*s\n", names[static_cast<int>(s)],
+                 static_cast<int>(line.size()), line.data());
+  }
+};
+
+/// A logger that drops everything (benchmarks, silent runs).
+struct NullLogger {
+  void log(Severity, std::string_view) const {}
+};
+
+}  // namespace hookfuse

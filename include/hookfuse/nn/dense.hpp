@@ -1,0 +1,45 @@
+// hookfuse/nn/dense.hpp: the fully connected layer (tf.compat.v1.layers.Dense).
+#pragma once
+
+#include "hookfuse/autodiff/linalg_ops.hpp"
+#include "hookfuse/autodiff/variable.hpp"
+#include "hookfuse/fixed_string.hpp"
+#include "hookfuse/nn/initializers.hpp"
+
+namespace hookfuse::nn {
+
+/// y = x kernel + bias, for x [batch, In], kernel [In, Out], bias [Out] (stored [1, Out]),
+/// y [batch, Out]. Variables are named "<Name>/kernel" and "<Name>/bias" as in TensorFlow.
+/// In and Out may be Eigen::Dynamic; then the constructor takes the sizes.
+/// Apply an activation around the call: relu(dense(x)).
+template <fixed_string Name, class Scalar, int In = Dynamic, int Out = Dynamic>
+class Dense {
+ public:
+  Variable<concat(Name, fixed_string{"/kernel"}), Scalar, In, Out> kernel;
+  Variable<concat(Name, fixed_string{"/bias"}), Scalar, 1, Out> bias;
+
+  /// Fixed sizes: initializes the kernel and bias with the given initializers.
+  template <class KernelInit, class BiasInit = zeros>
+    requires(In != Dynamic && Out != Dynamic)
+  explicit Dense(KernelInit kernel_init, BiasInit bias_init = {}) {
+    kernel_init(kernel.value);
+    bias_init(bias.value);
+  }
+  /// Dynamic sizes: `in` inputs, `out` units.
+  template <class KernelInit, class BiasInit = zeros>
+  Dense(Index in, Index out, KernelInit kernel_init, BiasInit bias_init = {})
+      : kernel(in, out), bias(1, out) {
+    kernel_init(kernel.value);
+    bias_init(bias.value);
+  }
+  Dense(const Dense&) = delete;  // expressions refer to the variables by address
+  Dense& operator=(const Dense&) = delete;
+
+  /// The layer applied to an input expression [batch, In].
+  template <Operand X>
+  auto operator()(X&& x) {
+    return add(matmul(std::forward<X>(x), kernel), bias);
+  }
+};
+
+}  // namespace hookfuse::nn

@@ -1,0 +1,53 @@
+// hookfuse/optim/gradient_descent.hpp: plain SGD (tf.compat.v1.train.GradientDescentOptimizer).
+#pragma once
+
+#include <type_traits>
+#include <utility>
+
+#include "hookfuse/autodiff/expr.hpp"
+#include "hookfuse/optim/global_step.hpp"
+
+namespace hookfuse {
+
+/// What `minimize` returns, like TensorFlow's train_op: the loss to differentiate, the
+/// optimizer that applies the gradients, and the global step it increments. Run it with a
+/// MonitoredTrainingSession.
+template <class LossExpr, class Optimizer>
+struct TrainOp {
+  LossExpr loss;
+  Optimizer optimizer;
+  GlobalStep* global_step;
+};
+
+/// Stochastic gradient descent: for every trainable variable v, v -= learning_rate * dloss/dv.
+/// Mirrors tf.compat.v1.train.GradientDescentOptimizer(learning_rate).
+/// The learning rate is converted to each variable's scalar type (float or double) on use.
+class GradientDescentOptimizer {
+ public:
+  explicit GradientDescentOptimizer(double learning_rate) : learning_rate_(learning_rate) {}
+
+  /// Builds the train op: each run computes d loss / d v for every Variable the loss depends on,
+  /// applies the update, and adds one to `global_step`. `loss` must be a [1, 1] tensor.
+  template <Operand L>
+  auto minimize(L&& loss, GlobalStep& global_step) const {
+    using E = expr_t<L>;
+    static_assert(E::dims.rows == 1 && E::dims.cols == 1,
+                  "hookfuse: minimize() needs a scalar ([1, 1]) loss, e.g. reduce_mean(...)");
+    return TrainOp<E, GradientDescentOptimizer>{as_expr(std::forward<L>(loss)), *this,
+                                                &global_step};
+  }
+
+  /// Applies one update to a variable from its gradient (tf's apply_gradients for one pair).
+  template <class V>
+  void apply(V& variable) const {
+    using S = typename V::scalar;
+    variable.value.noalias() -= static_cast<S>(learning_rate_) * variable.grad;
+  }
+
+  double learning_rate() const { return learning_rate_; }
+
+ private:
+  double learning_rate_;
+};
+
+}  // namespace hookfuse

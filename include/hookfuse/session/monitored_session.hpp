@@ -1,0 +1,207 @@
+// hookfuse/session/monitored_session.hpp: MonitoredTrainingSession, the fused training loop
+// (tf.compat.v1.train.MonitoredTrainingSession).
+//
+// Hooks live in a boost::hana::tuple. Every event is a compile-time fold over that tuple, and
+// run() is one function: every hook's before_run, the next batch, forward, backward, the fetches
+// some hook asked for, the update, every hook's after_run, the stop check. No virtual calls, no
+// std::function, no heap allocation.
+#pragma once
+
+#include <boost/hana/at.hpp>
+#include <boost/hana/for_each.hpp>
+#include <boost/hana/length.hpp>
+#include <boost/hana/range.hpp>
+#include <boost/hana/transform.hpp>
+#include <boost/hana/tuple.hpp>
+#include <cstdint>
+#include <utility>
+
+#include "hookfuse/autodiff/graph.hpp"
+#include "hookfuse/hooks/concepts.hpp"
+#include "hookfuse/optim/gradient_descent.hpp"
+#include "hookfuse/session/feeds.hpp"
+
+namespace hookfuse {
+
+/// The hooks of a session, in the order their events are called.
+template <class... Hooks>
+constexpr auto hooks(Hooks&&... hs) {
+  return boost::hana::make_tuple(std::forward<Hooks>(hs)...);
+}
+
+namespace detail {
+template <class Hook, fixed_string Name, bool Known>
+constexpr bool check_fetch() {
+  static_assert(Known,
+                "hookfuse: a hook fetches a tensor name that the model does not have "
+                "(the hook is 'Hook' and the name is 'Name' in the instantiation above)");
+  return Known;
+}
+inline constexpr fixed_string global_step_name{"global_step"};
+}  // namespace detail
+
+/// Runs a train op with hooks, like tf.compat.v1.train.MonitoredTrainingSession:
+///
+///     MonitoredTrainingSession session(train_op, feeds<"x", "labels">(input_fn),
+///                                      hooks(StopAtStepHook({.num_steps = 1000})), accuracy);
+///     while (!session.should_stop()) session.run();
+///
+/// `extras` are further named tensors that hooks may fetch (metrics); they are computed only in
+/// runs where a hook asks for them. The graph is bound for input batches of up to
+/// input.batch_size() rows. Construction calls every hook's begin(), binds the graph, then calls
+/// after_create_session(*this). Closing (close() or the destructor) calls every hook's end(*this)
+/// once. If run() exits with an exception, end() is not called, as in TensorFlow.
+template <class TrainOpT, class Input, class Hooks, class... Extras>
+class MonitoredTrainingSession {
+  using loss_type = decltype(std::declval<TrainOpT&>().loss);
+
+ public:
+  using graph_type = decltype(bind(Index{}, std::declval<loss_type&>(), std::declval<Extras&>()...));
+  static constexpr std::size_t num_hooks = decltype(boost::hana::length(std::declval<Hooks>()))::value;
+
+  MonitoredTrainingSession(TrainOpT train_op, Input input, Hooks hooks, Extras... extras)
+      : train_op_(std::move(train_op)),
+        input_(std::move(input)),
+        hooks_(std::move(hooks)),
+        graph_((call_begin(hooks_), bind(input_.batch_size(), train_op_.loss, extras...))) {
+    static_assert(InputFor<Input, graph_type>,
+                  "hookfuse: the input must provide next(), batch_size() and feed(graph)");
+    check_hooks();
+    boost::hana::for_each(hooks_, [this](auto& h) {
+      if constexpr (HandlesAfterCreateSession<std::remove_cvref_t<decltype(h)>,
+                                              MonitoredTrainingSession>)
+        h.after_create_session(*this);
+    });
+  }
+  MonitoredTrainingSession(const MonitoredTrainingSession&) = delete;
+  MonitoredTrainingSession& operator=(const MonitoredTrainingSession&) = delete;
+
+  ~MonitoredTrainingSession() { close(); }
+
+  /// True once a hook requested a stop, the input ran out, or the session was closed.
+  bool should_stop() const { return should_stop_ || closed_; }
+
+  /// One training step with every hook. At the end of the input data it runs no step and makes
+  /// should_stop() true (before_run was called, after_run is not, as in TensorFlow).
+  void run() {
+    namespace hana = boost::hana;
+    in_run_ = true;
+    SessionRunContext ctx(&train_op_.global_step->value);
+    auto args = hana::transform(hooks_, [&ctx](auto& h) {
+      using H = std::remove_cvref_t<decltype(h)>;
+      if constexpr (HandlesBeforeRun<H>) return h.before_run(ctx);
+      else return SessionRunArgs<>{false};
+    });
+    if (!input_.next()) {
+      should_stop_ = true;
+      in_run_ = false;
+      return;
+    }
+    input_.feed(graph_);
+    graph_.forward();
+    graph_.backward();
+    stale_global_step_ = train_op_.global_step->value;
+    auto values = hana::transform(args, [this](const auto& a) { return fetch_all(a); });
+    graph_.for_each_variable([this](auto& v) { train_op_.optimizer.apply(v); });
+    ++train_op_.global_step->value;
+    hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>),
+                   [&](auto i) {
+                     auto& h = hana::at(hooks_, i);
+                     using H = std::remove_cvref_t<decltype(h)>;
+                     if constexpr (HandlesAfterRun<H, run_values_t<H>>)
+                       h.after_run(ctx, hana::at(values, i));
+                   });
+    should_stop_ = should_stop_ || ctx.stop_requested();
+    in_run_ = false;
+  }
+
+  /// Calls every hook's end(*this) once and stops the session. Skipped (hooks' end() not called)
+  /// when the last run() left through an exception.
+  void close() {
+    if (closed_) return;
+    closed_ = true;
+    if (in_run_) return;
+    boost::hana::for_each(hooks_, [this](auto& h) {
+      if constexpr (HandlesEnd<std::remove_cvref_t<decltype(h)>, MonitoredTrainingSession>)
+        h.end(*this);
+    });
+  }
+
+  /// The current global step.
+  std::int64_t global_step() const { return train_op_.global_step->value; }
+
+  /// The value of a named tensor for the last batch fed (computing it if no run did), or the
+  /// current global step for "global_step". Like session.run(tensor) inside end().
+  template <fixed_string Name>
+  TensorValue fetch() {
+    if constexpr (Name == detail::global_step_name) {
+      return {&train_op_.global_step->value, 1, 1, 1, 1, DType::int64};
+    } else {
+      static_assert(graph_type::template has<Name>,
+                    "hookfuse: the model has no tensor with this name");
+      return detail::tensor_value(graph_.template compute<Name>());
+    }
+  }
+
+  graph_type& graph() { return graph_; }
+  Hooks& hooks() { return hooks_; }
+  Input& input() { return input_; }
+
+ private:
+  static void call_begin(Hooks& hs) {
+    boost::hana::for_each(hs, [](auto& h) {
+      if constexpr (HandlesBegin<std::remove_cvref_t<decltype(h)>>) h.begin();
+    });
+  }
+
+  static constexpr void check_hooks() { check_each(std::type_identity<Hooks>{}); }
+  template <class... Hs>
+  static constexpr void check_each(std::type_identity<boost::hana::tuple<Hs...>>) {
+    ((check_hook<Hs, MonitoredTrainingSession>(), check_names<Hs>(run_args_t<Hs>{})), ...);
+  }
+  template <class H, fixed_string... Names>
+  static constexpr void check_names(SessionRunArgs<Names...>) {
+    (detail::check_fetch<H, Names,
+                         Names == detail::global_step_name ||
+                             graph_type::template has<Names>>(),
+     ...);
+  }
+
+  template <fixed_string... Names>
+  SessionRunValues<Names...> fetch_all(const SessionRunArgs<Names...>& a) {
+    SessionRunValues<Names...> v{};
+    if (a.active) {
+      std::size_t i = 0;
+      ((v.results[i++] = fetch_stale<Names>()), ...);
+    }
+    return v;
+  }
+  template <fixed_string Name>
+  TensorValue fetch_stale() {
+    if constexpr (Name == detail::global_step_name)
+      return {&stale_global_step_, 1, 1, 1, 1, DType::int64};
+    else
+      return detail::tensor_value(graph_.template compute<Name>());
+  }
+
+  TrainOpT train_op_;
+  Input input_;
+  Hooks hooks_;
+  graph_type graph_;
+  std::int64_t stale_global_step_ = 0;
+  bool should_stop_ = false;
+  bool closed_ = false;
+  bool in_run_ = false;
+};
+
+template <class T, class I, class H, class... E>
+MonitoredTrainingSession(T, I, H, E...) -> MonitoredTrainingSession<T, I, H, E...>;
+
+/// The value of a named tensor from a session, `fetch<"loss">(session)` (no `template` keyword
+/// needed in generic hook code).
+template <fixed_string Name, class Session>
+TensorValue fetch(Session& session) {
+  return session.template fetch<Name>();
+}
+
+}  // namespace hookfuse
