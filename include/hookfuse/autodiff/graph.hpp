@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "hookfuse/autodiff/tape.hpp"
+#include "hookfuse/autodiff/target.hpp"
 #include "hookfuse/config.hpp"
 
 namespace hookfuse {

@@ -54,7 +54,6 @@ constexpr Broadcast broadcast_of(Dims a, Dims b) {
   if (a.rows == 1 && b.rows != 1) return Broadcast::lhs_row;
   return Broadcast::none;
 }
-constexpr bool dim_fits(int x, int y) { return x == Dynamic || y == Dynamic || x == y; }
 
 template <int Sign>  // +1: addition, -1: subtraction
 struct AddOp {

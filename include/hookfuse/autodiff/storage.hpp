@@ -59,6 +59,8 @@ class Buffer {
 
 /// Compile-time dimension arithmetic: Dynamic when either side is.
 constexpr int same_dim(int a, int b) { return a == Dynamic ? b : a; }
+/// Two compile-time dimensions can be equal at run time.
+constexpr bool dim_fits(int x, int y) { return x == Dynamic || y == Dynamic || x == y; }
 
 }  // namespace detail
 }  // namespace hookfuse

@@ -1,0 +1,110 @@
+// examples/fashion_mnist: trains a 784 -> 256 ReLU -> 10 classifier on Fashion-MNIST with SGD,
+// four hooks fused into the training step, then reports the test accuracy.
+//
+// The TensorFlow 1.x program it mirrors:
+//   hidden = tf.layers.dense(x, 256, activation=tf.nn.relu)
+//   logits = tf.layers.dense(hidden, 10)
+//   loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+//   train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step)
+//   hooks = [StopAtStepHook(last_step=...), StepCounterHook(), NanTensorHook(loss),
+//            LoggingTensorHook({"loss": loss, "accuracy": accuracy}, every_n_iter=100)]
+// The last line of output is "test_accuracy: <value>".
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <hookfuse/data/idx.hpp>
+#include <hookfuse/data/input_fn.hpp>
+#include <hookfuse/hookfuse.hpp>
+#include <limits>
+#include <optional>
+#include <string>
+
+namespace hf = hookfuse;
+
+int main(int argc, char** argv) {
+  CLI::App app{"Fashion-MNIST MLP (784 -> 256 ReLU -> 10) trained with hookfuse"};
+  int epochs = 1;
+  std::int64_t batch_size = 32;
+  double learning_rate = 0.1;
+  std::string data_dir = hf::data::default_fashion_mnist_dir;
+  std::uint64_t seed = 42;
+  std::optional<std::int64_t> max_steps;
+  app.add_option("--epochs", epochs, "passes over the training set")->check(CLI::PositiveNumber);
+  app.add_option("--batch_size", batch_size, "examples per step")->check(CLI::PositiveNumber);
+  app.add_option("--learning_rate", learning_rate, "SGD learning rate")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--data_dir", data_dir,
+                 "directory with the four Fashion-MNIST IDX files, raw or .gz");
+  app.add_option("--seed", seed, "seed of the initial weights and the batch order");
+  app.add_option("--max_steps", max_steps, "stop after this many steps (global step)")
+      ->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
+
+  hf::data::Dataset train, test;
+  try {
+    train = hf::data::load_fashion_mnist(data_dir, hf::data::Split::train);
+    test = hf::data::load_fashion_mnist(data_dir, hf::data::Split::test);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fashion_mnist: %s\n", e.what());
+    return 1;
+  }
+  std::printf("train: %lld examples, test: %lld examples, %lld features\n",
+              static_cast<long long>(train.images.count),
+              static_cast<long long>(test.images.count),
+              static_cast<long long>(train.images.features()));
+
+  // The model. Rows are the batch.
+  hf::Placeholder<"x", float, 784> x;                   // [batch, 784] pixels in [0, 1]
+  hf::Placeholder<"labels", std::int32_t, 1> labels;    // [batch] classes 0..9
+  // Layers this large use run-time sizes (Eigen keeps fixed-size matrices on the stack).
+  hf::nn::Dense<"dense", float> hidden(784, 256, hf::nn::glorot_uniform{seed});
+  hf::nn::Dense<"logits", float> output(256, 10, hf::nn::glorot_uniform{seed + 1});
+  auto logits = hf::named<"logits">(output(hf::relu(hidden(x))));
+  auto loss = hf::named<"loss">(hf::sparse_softmax_cross_entropy(labels, logits));
+  auto accuracy = hf::named<"accuracy">(hf::accuracy(labels, logits));
+
+  hf::GlobalStep global_step;
+  auto train_op = hf::GradientDescentOptimizer(learning_rate).minimize(loss, global_step);
+
+  hf::data::NumpyInputFn<float> train_input(
+      train, {.batch_size = batch_size, .num_epochs = epochs, .shuffle = true, .seed = seed});
+  const std::int64_t steps_per_epoch = (train.images.count + batch_size - 1) / batch_size;
+  const std::int64_t last_step = max_steps.value_or(steps_per_epoch * epochs);
+
+  const auto start = std::chrono::steady_clock::now();
+  {
+    hf::MonitoredTrainingSession session(
+        train_op, hf::feeds<"x", "labels">(train_input),
+        hf::hooks(hf::StopAtStepHook({.last_step = last_step}),
+                  hf::StepCounterHook<>({.every_n_steps = 100}), hf::NanTensorHook<"loss">(),
+                  hf::LoggingTensorHook<"loss", "accuracy">({.every_n_iter = 100})),
+        accuracy);
+    while (!session.should_stop()) session.run();
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                             .count();
+  const double epochs_done =
+      static_cast<double>(global_step.value) / static_cast<double>(steps_per_epoch);
+  std::printf("global_step: %lld\n", static_cast<long long>(global_step.value));
+  std::printf("train_seconds: %.3f\nseconds_per_epoch: %.3f\n", seconds,
+              epochs_done > 0 ? seconds / epochs_done : 0.0);
+
+  // Evaluation: the same variables, bound to a second graph for batches of 1000.
+  hf::data::NumpyInputFn<float> test_input(
+      test, {.batch_size = 1000, .num_epochs = 1, .shuffle = false});
+  auto eval = hf::bind(test_input.batch_size(), loss, accuracy);
+  double loss_sum = 0, hits = 0;
+  std::int64_t seen = 0;
+  while (test_input.next()) {
+    const auto rows = static_cast<hf::Index>(test_input.rows());
+    eval.feed<"x">(test_input.features_data(), rows);
+    eval.feed<"labels">(test_input.labels_data(), rows);
+    loss_sum += static_cast<double>(eval.forward()) * static_cast<double>(rows);
+    hits += static_cast<double>(eval.compute<"accuracy">()(0, 0)) * static_cast<double>(rows);
+    seen += rows;
+  }
+  std::printf("test_loss: %.4f\n", loss_sum / static_cast<double>(seen));
+  std::printf("test_accuracy: %.4f\n", hits / static_cast<double>(seen));
+  return 0;
+}

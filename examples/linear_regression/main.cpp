@@ -1,0 +1,66 @@
+// examples/linear_regression: fits y = W x + b to four points with SGD and three hooks.
+//
+// The TensorFlow 1.x program it mirrors:
+//   W = tf.Variable(0.); b = tf.Variable(0.)
+//   loss = tf.losses.mean_squared_error(y, W * x + b)
+//   train_op = tf.train.GradientDescentOptimizer(0.01).minimize(loss, global_step)
+//   with tf.train.MonitoredTrainingSession(hooks=[StopAtStepHook(last_step=1000),
+//                                                 NanTensorHook(loss), StepCounterHook()]) as s:
+//     while not s.should_stop(): s.run(train_op)
+#include <CLI/CLI.hpp>
+#include <array>
+#include <cstdio>
+#include <hookfuse/hookfuse.hpp>
+
+namespace hf = hookfuse;
+
+// The four (x, y) pairs in order, one per batch, repeated forever (numpy_input_fn with
+// batch_size=1, num_epochs=None, shuffle=False). Anything with next(), batch_size() and
+// feed(graph) can be a session's input.
+struct PointsInput {
+  std::array<float, 4> xs{1, 2, 3, 4};
+  std::array<float, 4> ys{2, 4, 6, 8};
+  std::size_t current = 0;
+  std::size_t taken = 0;
+
+  bool next() {
+    current = taken++ % xs.size();
+    return true;
+  }
+  hf::Index batch_size() const { return 1; }
+  template <class Graph>
+  void feed(Graph& graph) {
+    graph.template feed<"x">(&xs[current], 1);
+    graph.template feed<"y">(&ys[current], 1);
+  }
+};
+
+int main(int argc, char** argv) {
+  CLI::App app{"Linear regression y = W x + b with hookfuse"};
+  std::int64_t steps = 1000;
+  double learning_rate = 0.01;
+  app.add_option("--steps", steps, "training steps")->check(CLI::PositiveNumber);
+  app.add_option("--learning_rate", learning_rate, "SGD learning rate");
+  CLI11_PARSE(app, argc, argv);
+
+  hf::Placeholder<"x", float, 1> x;  // [batch, 1]
+  hf::Placeholder<"y", float, 1> y;  // [batch, 1]
+  hf::Variable<"W", float, 1, 1> W;  // starts at 0
+  hf::Variable<"b", float, 1, 1> b;  // starts at 0
+  auto loss = hf::named<"loss">(hf::mean_squared_error(y, hf::matmul(x, W) + b));
+
+  hf::GlobalStep global_step;
+  auto train_op = hf::GradientDescentOptimizer(learning_rate).minimize(loss, global_step);
+
+  hf::MonitoredTrainingSession session(
+      train_op, PointsInput{},
+      hf::hooks(hf::StopAtStepHook({.last_step = steps}), hf::NanTensorHook<"loss">(),
+                hf::StepCounterHook<>({.every_n_steps = 100})));
+  while (!session.should_stop()) session.run();
+  session.close();
+
+  std::printf("global_step: %lld\n", static_cast<long long>(global_step.value));
+  std::printf("W: %.6f\nb: %.6f\n", static_cast<double>(W.value(0, 0)),
+              static_cast<double>(b.value(0, 0)));
+  return 0;
+}

@@ -1,0 +1,242 @@
+// hookfuse/data/idx.hpp: IDX file reader (MNIST / Fashion-MNIST layout), raw or gzip-compressed.
+//
+// IDX layout: a big-endian int32 magic number 00 00 <type> <ndim> (type 0x08 = unsigned byte),
+// then <ndim> big-endian uint32 dimension sizes, then the data in C order. Images are
+// 0x00000803 (count, rows, cols); labels are 0x00000801 (count). A file starting with the gzip
+// magic bytes 1f 8b is decompressed with zlib first, so `train-images-idx3-ubyte.gz` and the
+// uncompressed `train-images-idx3-ubyte` read the same. Link with -lz.
+//
+// Mirrors the loaders behind `tf.keras.datasets.fashion_mnist.load_data()` (which returns uint8
+// arrays of shape (60000, 28, 28) / (10000, 28, 28) and uint8 labels) without the download:
+// point `load_fashion_mnist` at a directory holding the four files, e.g. the one installed by
+// the Debian package `dataset-fashion-mnist`.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "hookfuse/config.hpp"
+#include "hookfuse/data/dataset.hpp"
+#include "hookfuse/data/errors.hpp"
+#include "hookfuse/data/gzip.hpp"
+
+namespace hookfuse::data {
+
+/// Where Debian's `dataset-fashion-mnist` package installs the four Fashion-MNIST .gz files.
+inline constexpr const char* default_fashion_mnist_dir = "/usr/share/datasets/fashion-mnist";
+
+/// IDX magic numbers of the two unsigned-byte layouts read here.
+inline constexpr std::uint32_t idx_images_magic = 0x00000803;  // 2051: u8, 3 dims
+inline constexpr std::uint32_t idx_labels_magic = 0x00000801;  // 2049: u8, 1 dim
+
+/// Which half of Fashion-MNIST to load: `train` (60000 examples) or `test` ("t10k", 10000).
+enum class Split { train, test };
+
+}  // namespace hookfuse::data
+
+namespace hookfuse::detail {
+
+inline std::string hex32(std::uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", static_cast<unsigned>(v));
+  return buf;
+}
+
+inline std::uint32_t read_be32(const std::uint8_t* p) {
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) |
+         std::uint32_t{p[3]};
+}
+
+inline std::string missing_file_hint() {
+  return std::string(
+             "the Debian package `dataset-fashion-mnist` provides the Fashion-MNIST IDX "
+             "files in ") +
+         data::default_fashion_mnist_dir + " (apt-get install dataset-fashion-mnist)";
+}
+
+/// The bytes of `path`, gunzipped when they start with 1f 8b. Throws DataError naming the path
+/// when the file is missing, not a regular file, unreadable or a corrupt gzip stream.
+inline std::vector<std::uint8_t> read_maybe_gzipped(const std::filesystem::path& path) {
+  using data::DataError;
+  const std::string name = path.string();
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(st)) {
+    fail<DataError>(name + ": file not found; " + missing_file_hint());
+  }
+  if (!std::filesystem::is_regular_file(st)) {
+    fail<DataError>(name + ": not a regular file, expected an IDX file (raw or .gz)");
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) fail<DataError>(name + ": cannot open for reading");
+
+  std::vector<std::uint8_t> bytes;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec) bytes.reserve(static_cast<std::size_t>(size));
+  char buf[1 << 16];
+  while (file.read(buf, sizeof buf) || file.gcount() > 0) {
+    const auto* p = reinterpret_cast<const std::uint8_t*>(buf);
+    bytes.insert(bytes.end(), p, p + file.gcount());
+  }
+  if (file.bad()) fail<DataError>(name + ": read error");
+
+  if (is_gzip(bytes)) return gunzip(bytes, name);
+  return bytes;
+}
+
+/// Checks the magic number at the start of `bytes`; `what` describes the expected layout.
+inline void check_idx_magic(const std::vector<std::uint8_t>& bytes, const std::string& name,
+                            std::uint32_t expected, const char* what) {
+  using data::DataError;
+  if (bytes.size() < 4) {
+    fail<DataError>(name + ": truncated: the file has " + std::to_string(bytes.size()) +
+                    " bytes, too few for the IDX magic number (expected " + hex32(expected) + ", " +
+                    what + ")");
+  }
+  const std::uint32_t magic = read_be32(bytes.data());
+  if (magic == expected) return;
+  std::string hint;
+  if (magic == data::idx_labels_magic) hint = "; this is an IDX1 label file";
+  if (magic == data::idx_images_magic) hint = "; this is an IDX3 image file";
+  if ((magic >> 16) != 0) hint = "; not an IDX file (the first two bytes must be 00 00)";
+  fail<DataError>(name + ": magic number " + hex32(magic) + ", expected " + hex32(expected) + " (" +
+                  what + ")" + hint);
+}
+
+/// Checks that exactly `declared` data bytes follow a header of `header` bytes.
+/// `declares` describes the header, e.g. "60000 images of 28x28".
+inline void check_idx_payload(const std::vector<std::uint8_t>& bytes, const std::string& name,
+                              std::size_t header, std::uint64_t declared,
+                              const std::string& declares) {
+  using data::DataError;
+  const std::uint64_t follow = bytes.size() - header;
+  if (declared > follow) {
+    fail<DataError>(name + ": truncated: header declares " + declares + " (" +
+                    std::to_string(declared) + " bytes) but only " + std::to_string(follow) +
+                    " bytes follow");
+  }
+  if (declared < follow) {
+    fail<DataError>(name + ": header declares " + declares + " (" + std::to_string(declared) +
+                    " bytes) but " + std::to_string(follow) + " bytes follow (" +
+                    std::to_string(follow - declared) + " unexpected trailing bytes)");
+  }
+}
+
+}  // namespace hookfuse::detail
+
+namespace hookfuse::data {
+
+/// Reads an IDX3 unsigned-byte image file (magic 0x00000803), raw or gzip-compressed.
+/// Returns count x rows x cols uint8 pixels, sample-major and row-major (see IdxImages).
+/// Throws DataError, the message naming the path: file not found (with a pointer to the Debian
+/// package `dataset-fashion-mnist`), not a regular file, unreadable, corrupt gzip, wrong magic
+/// number, header shorter than 16 bytes, fewer pixel bytes than the header declares
+/// ("truncated: header declares 60000 images of 28x28 (47040000 bytes) but only N bytes
+/// follow") or extra bytes after them.
+inline IdxImages read_idx_images(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  std::vector<std::uint8_t> bytes = detail::read_maybe_gzipped(path);
+  detail::check_idx_magic(bytes, name, idx_images_magic, "IDX3 unsigned-byte images");
+  constexpr std::size_t kHeader = 16;
+  if (bytes.size() < kHeader) {
+    detail::fail<DataError>(name +
+                            ": truncated: the IDX3 header needs 16 bytes (magic and 3 "
+                            "dimensions) but the file has only " +
+                            std::to_string(bytes.size()));
+  }
+  const std::uint32_t count = detail::read_be32(bytes.data() + 4);
+  const std::uint32_t rows = detail::read_be32(bytes.data() + 8);
+  const std::uint32_t cols = detail::read_be32(bytes.data() + 12);
+  const std::string declares =
+      std::to_string(count) + " images of " + std::to_string(rows) + "x" + std::to_string(cols);
+  // rows*cols < 2^64 always; count*(rows*cols) may not be, and then it cannot fit in any file.
+  const std::uint64_t per_image = std::uint64_t{rows} * cols;
+  if (per_image != 0 && count > UINT64_MAX / per_image) {
+    detail::fail<DataError>(name + ": header declares " + declares +
+                            ", more than 2^64 bytes of pixels");
+  }
+  detail::check_idx_payload(bytes, name, kHeader, count * per_image, declares);
+
+  IdxImages images;
+  images.count = count;
+  images.rows = rows;
+  images.cols = cols;
+  // Drop the header in place (a memmove) rather than copying tens of MB into a new vector.
+  bytes.erase(bytes.begin(), bytes.begin() + kHeader);
+  images.pixels = std::move(bytes);
+  return images;
+}
+
+/// Reads an IDX1 unsigned-byte label file (magic 0x00000801), raw or gzip-compressed.
+/// Throws DataError like read_idx_images ("truncated: header declares 60000 labels (60000
+/// bytes) but only N bytes follow", wrong magic, missing file, ...).
+inline IdxLabels read_idx_labels(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  std::vector<std::uint8_t> bytes = detail::read_maybe_gzipped(path);
+  detail::check_idx_magic(bytes, name, idx_labels_magic, "IDX1 unsigned-byte labels");
+  constexpr std::size_t kHeader = 8;
+  if (bytes.size() < kHeader) {
+    detail::fail<DataError>(name +
+                            ": truncated: the IDX1 header needs 8 bytes (magic and 1 "
+                            "dimension) but the file has only " +
+                            std::to_string(bytes.size()));
+  }
+  const std::uint32_t count = detail::read_be32(bytes.data() + 4);
+  detail::check_idx_payload(bytes, name, kHeader, count, std::to_string(count) + " labels");
+
+  IdxLabels labels;
+  bytes.erase(bytes.begin(), bytes.begin() + kHeader);
+  labels.labels = std::move(bytes);
+  return labels;
+}
+
+/// Reads an image file and its label file and checks they hold the same number of examples.
+/// Throws DataError from either reader, or on a count mismatch naming both paths and counts:
+/// "<images>: 100 images but <labels>: 99 labels (image/label count mismatch)".
+inline Dataset load_idx_pair(const std::filesystem::path& images_path,
+                             const std::filesystem::path& labels_path) {
+  Dataset ds{read_idx_images(images_path), read_idx_labels(labels_path)};
+  if (ds.images.count != ds.labels.count()) {
+    detail::fail<DataError>(images_path.string() + ": " + std::to_string(ds.images.count) +
+                            " images but " + labels_path.string() + ": " +
+                            std::to_string(ds.labels.count()) +
+                            " labels (image/label count mismatch)");
+  }
+  return ds;
+}
+
+/// Loads one split of Fashion-MNIST from `dir`: `train-{images-idx3,labels-idx1}-ubyte` or
+/// `t10k-...` (Split::test), each either uncompressed or with a `.gz` suffix. When both forms
+/// exist the uncompressed file is used (no decompression needed). Train is 60000 images of
+/// 28x28, test 10000. Throws DataError when a file is missing (listing every name tried and
+/// the Debian package `dataset-fashion-mnist`), or as load_idx_pair.
+/// Mirrors `tf.keras.datasets.fashion_mnist.load_data()` without the download.
+inline Dataset load_fashion_mnist(const std::filesystem::path& dir, Split split) {
+  const std::string prefix = split == Split::train ? "train" : "t10k";
+  auto find = [&](const std::string& stem, const char* what) {
+    std::filesystem::path raw = dir / stem;
+    std::filesystem::path gz = dir / (stem + ".gz");
+    std::error_code ec;
+    if (std::filesystem::exists(raw, ec)) return raw;
+    if (std::filesystem::exists(gz, ec)) return gz;
+    detail::fail<DataError>("Fashion-MNIST " + prefix + " " + what + " not found: tried " +
+                            raw.string() + " and " + gz.string() + "; " +
+                            detail::missing_file_hint());
+  };
+  const auto images = find(prefix + "-images-idx3-ubyte", "images");
+  const auto labels = find(prefix + "-labels-idx1-ubyte", "labels");
+  return load_idx_pair(images, labels);
+}
+
+/// load_fashion_mnist(default_fashion_mnist_dir, split): the Debian package's location.
+inline Dataset load_fashion_mnist(Split split) {
+  return load_fashion_mnist(default_fashion_mnist_dir, split);
+}
+
+}  // namespace hookfuse::data
