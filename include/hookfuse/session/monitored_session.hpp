@@ -13,6 +13,7 @@
 #include <boost/hana/range.hpp>
 #include <boost/hana/transform.hpp>
 #include <boost/hana/tuple.hpp>
+#include <boost/hana/unpack.hpp>
 #include <cstdint>
 #include <utility>
 
@@ -87,10 +88,10 @@ class MonitoredTrainingSession {
     namespace hana = boost::hana;
     in_run_ = true;
     SessionRunContext ctx(&train_op_.global_step->value);
-    auto args = hana::transform(hooks_, [&ctx](auto& h) {
-      using H = std::remove_cvref_t<decltype(h)>;
-      if constexpr (HandlesBeforeRun<H>) return h.before_run(ctx);
-      else return SessionRunArgs<>{false};
+    // A braced list is evaluated left to right, so before_run is called in hook order
+    // (hana::transform leaves the order of its calls unspecified: GCC goes right to left).
+    auto args = hana::unpack(hooks_, [&ctx](auto&... hs) {
+      return hana::tuple<decltype(call_before_run(hs, ctx))...>{call_before_run(hs, ctx)...};
     });
     if (!input_.next()) {
       should_stop_ = true;
@@ -139,7 +140,11 @@ class MonitoredTrainingSession {
     } else {
       static_assert(graph_type::template has<Name>,
                     "hookfuse: the model has no tensor with this name");
-      return detail::tensor_value(graph_.template compute<Name>());
+      // Guarded so that an unknown name gives the message above and nothing else.
+      if constexpr (graph_type::template has<Name>)
+        return detail::tensor_value(graph_.template compute<Name>());
+      else
+        return TensorValue{};
     }
   }
 
@@ -148,6 +153,12 @@ class MonitoredTrainingSession {
   Input& input() { return input_; }
 
  private:
+  template <class H>
+  static auto call_before_run(H& h, SessionRunContext& ctx) {
+    if constexpr (HandlesBeforeRun<H>) return h.before_run(ctx);
+    else return SessionRunArgs<>{false};
+  }
+
   static void call_begin(Hooks& hs) {
     boost::hana::for_each(hs, [](auto& h) {
       if constexpr (HandlesBegin<std::remove_cvref_t<decltype(h)>>) h.begin();
@@ -180,8 +191,10 @@ class MonitoredTrainingSession {
   TensorValue fetch_stale() {
     if constexpr (Name == detail::global_step_name)
       return {&stale_global_step_, 1, 1, 1, 1, DType::int64};
-    else
+    else if constexpr (graph_type::template has<Name>)
       return detail::tensor_value(graph_.template compute<Name>());
+    else
+      return TensorValue{};  // unknown name: reported by check_fetch in the constructor
   }
 
   TrainOpT train_op_;

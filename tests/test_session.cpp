@@ -1,0 +1,452 @@
+// tests/test_session.cpp: MonitoredTrainingSession's hook protocol against TensorFlow 1.x's
+// MonitoredSession (tf.compat.v1.train.MonitoredTrainingSession and SessionRunHook):
+// the order of events, closing, end of input, exceptions, fetches and stop requests.
+//
+// The model is a one-weight linear regression trained with learning rate 0 (so nothing about the
+// numbers changes between runs except the input): run i (from 1) feeds x = i and y = 2 i.
+#include <boost/hana/at.hpp>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <hookfuse/hookfuse.hpp>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+using namespace hookfuse;
+namespace hana = boost::hana;
+
+namespace {
+
+using Events = std::vector<std::string>;
+
+/// Run i feeds x = i, y = 2 i. `limit` ends the data after that many batches (-1: never);
+/// `throw_at` makes the that-many-th call of next() throw.
+struct CountingInput {
+  float x = 0.0f;
+  float y = 0.0f;
+  std::int64_t i = 0;
+  std::int64_t limit = -1;
+  std::int64_t throw_at = -1;
+  std::int64_t calls = 0;
+  bool next() {
+    if (++calls == throw_at) throw std::runtime_error("input failed");
+    if (limit >= 0 && i >= limit) return false;
+    ++i;
+    x = static_cast<float>(i);
+    y = 2.0f * static_cast<float>(i);
+    return true;
+  }
+  Index batch_size() const { return 1; }
+  template <class G>
+  void feed(G& g) {
+    g.template feed<"x">(&x, 1);
+    g.template feed<"y">(&y, 1);
+  }
+};
+
+struct Model {
+  Placeholder<"x", float, 1> x;
+  Placeholder<"y", float, 1> y;
+  Variable<"W", float, 1, 1> W;
+  Variable<"b", float, 1, 1> b;
+  GlobalStep gs;
+
+  explicit Model(std::int64_t initial_step = 0) { gs.value = initial_step; }
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  auto loss() { return named<"loss">(mean_squared_error(y, matmul(x, W) + b)); }
+  /// Outside the loss's graph: computed only when fetched. sum(x) = i in run i.
+  auto probe() { return named<"probe">(reduce_sum(x)); }
+  auto train_op() { return GradientDescentOptimizer(0.0).minimize(loss(), gs); }
+};
+
+/// Records every event it sees, as "<name>.<event>", into a log owned by the test. Optionally
+/// throws from after_run in a given run, or requests a stop in before_run/after_run of a run.
+struct RecordingHook {
+  std::string name;
+  Events* events;
+  int runs = 0;  // before_run calls
+  int throw_in_after_run = -1;
+  int stop_in_before_run = -1;
+  int stop_in_after_run = -1;
+
+  void begin() { events->push_back(name + ".begin"); }
+  template <class Session>
+  void after_create_session(Session& session) {
+    events->push_back(name + ".after_create_session@" + std::to_string(session.global_step()));
+  }
+  SessionRunArgs<> before_run(SessionRunContext& ctx) {
+    ++runs;
+    events->push_back(name + ".before_run");
+    if (runs == stop_in_before_run) ctx.request_stop();
+    return {};
+  }
+  void after_run(SessionRunContext& ctx, const SessionRunValues<>&) {
+    events->push_back(name + ".after_run");
+    if (runs == throw_in_after_run) throw std::runtime_error("hook failed");
+    if (runs == stop_in_after_run) ctx.request_stop();
+  }
+  template <class Session>
+  void end(Session&) {
+    events->push_back(name + ".end");
+  }
+};
+
+template <class Session>
+int run_until_stop(Session& session, int max_runs = 10000) {
+  int runs = 0;
+  while (!session.should_stop() && runs < max_runs) {
+    session.run();
+    ++runs;
+  }
+  return runs;
+}
+
+int count(const Events& events, const std::string& e) {
+  int n = 0;
+  for (const auto& x : events) n += (x == e);
+  return n;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("Session: the order of events across two hooks", "[session]") {
+  Model m(7);
+  Events events;
+  {
+    MonitoredTrainingSession session(
+        m.train_op(), CountingInput{},
+        hooks(RecordingHook{"A", &events}, RecordingHook{"B", &events}));
+    CHECK(events ==
+          Events{"A.begin", "B.begin", "A.after_create_session@7", "B.after_create_session@7"});
+    events.clear();
+
+    session.run();
+    session.run();
+    CHECK(events == Events{"A.before_run", "B.before_run", "A.after_run", "B.after_run",
+                           "A.before_run", "B.before_run", "A.after_run", "B.after_run"});
+    events.clear();
+
+    CHECK_FALSE(session.should_stop());
+    session.close();
+    CHECK(events == Events{"A.end", "B.end"});
+    CHECK(session.should_stop());
+    session.close();  // a second close() does nothing
+    CHECK(events == Events{"A.end", "B.end"});
+  }
+  // The destructor does not call end() again.
+  CHECK(events == Events{"A.end", "B.end"});
+}
+
+TEST_CASE("Session: the destructor closes a session that was not closed", "[session]") {
+  Model m;
+  Events events;
+  {
+    MonitoredTrainingSession session(m.train_op(), CountingInput{},
+                                     hooks(RecordingHook{"A", &events}));
+    session.run();
+    events.clear();
+  }
+  CHECK(events == Events{"A.end"});
+}
+
+TEST_CASE("Session: a session with no runs still begins and ends", "[session]") {
+  Model m;
+  Events events;
+  {
+    MonitoredTrainingSession session(m.train_op(), CountingInput{},
+                                     hooks(RecordingHook{"A", &events}));
+  }
+  CHECK(events == Events{"A.begin", "A.after_create_session@0", "A.end"});
+}
+
+TEST_CASE("Session: hooks are copied into the session and reachable through hooks()", "[session]") {
+  Model m;
+  Events events;
+  RecordingHook outside{"A", &events};
+  MonitoredTrainingSession session(m.train_op(), CountingInput{}, hooks(outside));
+  session.run();
+  session.run();
+  CHECK(hana::at_c<0>(session.hooks()).runs == 2);
+  CHECK(outside.runs == 0);
+}
+
+TEST_CASE("Session: end of input stops cleanly and end() is still called", "[session]") {
+  Model m;
+  Events events;
+  MonitoredTrainingSession session(m.train_op(), CountingInput{.limit = 3},
+                                   hooks(RecordingHook{"A", &events}, RecordingHook{"B", &events}));
+  events.clear();
+  int runs = 0;
+  CHECK_NOTHROW(runs = run_until_stop(session));
+  CHECK(runs == 4);  // three steps, then a run that finds no data
+  CHECK(session.should_stop());
+  CHECK(session.global_step() == 3);  // no step in the fourth run
+  // The fourth run: before_run was called, after_run was not (TensorFlow: OutOfRangeError is
+  // raised by session.run, between the two).
+  CHECK(count(events, "A.before_run") == 4);
+  CHECK(count(events, "A.after_run") == 3);
+  CHECK(events.back() == "B.before_run");
+  session.close();
+  CHECK(count(events, "A.end") == 1);
+  CHECK(count(events, "B.end") == 1);
+  CHECK(events.back() == "B.end");
+}
+
+TEST_CASE("Session: an exception from after_run propagates; end() is never called", "[session]") {
+  Model m;
+  Events events;
+  {
+    RecordingHook thrower{"A", &events};
+    thrower.throw_in_after_run = 2;
+    MonitoredTrainingSession session(m.train_op(), CountingInput{},
+                                     hooks(thrower, RecordingHook{"B", &events}));
+    session.run();
+    events.clear();
+    CHECK_THROWS_WITH(session.run(), "hook failed");
+    // A threw in its after_run, so B's after_run of that run did not happen.
+    CHECK(events == Events{"A.before_run", "B.before_run", "A.after_run"});
+    session.close();
+    CHECK(count(events, "A.end") == 0);
+    CHECK(count(events, "B.end") == 0);
+  }
+  // Nor by the destructor.
+  CHECK(count(events, "A.end") == 0);
+  CHECK(count(events, "B.end") == 0);
+}
+
+TEST_CASE("Session: an exception from after_run, without close(): the destructor skips end()",
+          "[session]") {
+  Model m;
+  Events events;
+  {
+    RecordingHook thrower{"A", &events};
+    thrower.throw_in_after_run = 1;
+    MonitoredTrainingSession session(m.train_op(), CountingInput{}, hooks(thrower));
+    CHECK_THROWS_AS(session.run(), std::runtime_error);
+  }
+  CHECK(count(events, "A.end") == 0);
+}
+
+TEST_CASE("Session: an exception from the input's next() propagates; end() is never called",
+          "[session]") {
+  Model m;
+  Events events;
+  {
+    MonitoredTrainingSession session(m.train_op(), CountingInput{.throw_at = 3},
+                                     hooks(RecordingHook{"A", &events}));
+    session.run();
+    session.run();
+    events.clear();
+    CHECK_THROWS_WITH(session.run(), "input failed");
+    CHECK(events == Events{"A.before_run"});
+    CHECK(session.global_step() == 2);
+  }
+  CHECK(count(events, "A.end") == 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+/// Fetches "probe" only in even runs (TensorFlow: before_run returns None otherwise) and records
+/// what after_run received.
+struct EvenRunProbeHook {
+  int runs = 0;
+  std::vector<const void*>* data;  // values.get<"probe">().data per run
+  std::vector<double>* values;     // the probe's value per run (NaN-free: -1 when not fetched)
+  SessionRunArgs<"probe"> before_run(SessionRunContext&) {
+    ++runs;
+    return runs % 2 == 0 ? SessionRunArgs<"probe">{} : SessionRunArgs<"probe">::none();
+  }
+  void after_run(SessionRunContext&, const SessionRunValues<"probe">& v) {
+    const TensorValue& t = v.get<"probe">();
+    data->push_back(t.data);
+    values->push_back(t.data != nullptr ? t.item() : -1.0);
+  }
+};
+}  // namespace
+
+TEST_CASE("Session: a fetch-only tensor is computed only in runs where a hook requests it",
+          "[session]") {
+  Model m;
+  std::vector<const void*> data;
+  std::vector<double> values;
+  MonitoredTrainingSession session(m.train_op(), CountingInput{},
+                                   hooks(EvenRunProbeHook{0, &data, &values}), m.probe());
+  // The probe's buffer, as the graph holds it after each run (sum(x) = run index when computed).
+  std::vector<float> held;
+  for (int run = 1; run <= 6; ++run) {
+    session.run();
+    held.push_back(session.graph().value<"probe">()(0, 0));
+  }
+  // after_run gets the current batch's value when requested, and nothing otherwise.
+  CHECK(values == std::vector<double>{-1, 2, -1, 4, -1, 6});
+  CHECK(data[0] == nullptr);
+  CHECK(data[1] != nullptr);
+  // In odd runs the probe was not recomputed: the graph still holds the previous even run's
+  // value (run 1: never computed, the zero-initialised buffer).
+  CHECK(held == std::vector<float>{0, 2, 2, 4, 4, 6});
+}
+
+TEST_CASE("Session: a fetch-only tensor nobody requests is never computed", "[session]") {
+  Model m;
+  MonitoredTrainingSession session(m.train_op(), CountingInput{},
+                                   hooks(StopAtStepHook({.num_steps = 5})), m.probe());
+  run_until_stop(session);
+  CHECK(session.graph().value<"probe">()(0, 0) == 0.0f);
+  // Fetching it explicitly (as in end()) computes it for the last batch.
+  CHECK(fetch<"probe">(session).item() == 5.0);
+  CHECK(session.fetch<"loss">().item() == 100.0);  // (2 * 5 - 0)^2
+  CHECK(fetch<"global_step">(session).item_int() == 5);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+struct GlobalStepHook {
+  std::vector<std::int64_t>* before;   // ctx.global_step() in before_run
+  std::vector<std::int64_t>* fetched;  // run_values "global_step"
+  std::vector<std::int64_t>* after;    // ctx.global_step() in after_run
+  std::vector<double>* losses;         // run_values "loss"
+  SessionRunArgs<"global_step", "loss"> before_run(SessionRunContext& ctx) {
+    before->push_back(ctx.global_step());
+    return {};
+  }
+  void after_run(SessionRunContext& ctx, const SessionRunValues<"global_step", "loss">& v) {
+    CHECK(v.get<"global_step">().dtype == DType::int64);
+    fetched->push_back(v.get<"global_step">().item_int());
+    after->push_back(ctx.global_step());
+    losses->push_back(v.get<"loss">().item());
+  }
+};
+}  // namespace
+
+TEST_CASE("Session: run values hold global_step before the increment; the context after",
+          "[session]") {
+  Model m(5);
+  std::vector<std::int64_t> before, fetched, after;
+  std::vector<double> losses;
+  MonitoredTrainingSession session(m.train_op(), CountingInput{},
+                                   hooks(GlobalStepHook{&before, &fetched, &after, &losses}));
+  session.run();
+  session.run();
+  session.run();
+  CHECK(before == std::vector<std::int64_t>{5, 6, 7});
+  CHECK(fetched == std::vector<std::int64_t>{5, 6, 7});
+  CHECK(after == std::vector<std::int64_t>{6, 7, 8});
+  CHECK(losses == std::vector<double>{4, 16, 36});  // (2 i)^2 with W = b = 0
+  CHECK(session.global_step() == 8);
+}
+
+TEST_CASE("Session: the loss fetched is computed before the variables are updated", "[session]") {
+  // Learning rate 0.1 on one example x = 1, y = 2 from W = b = 0: the loss of the first run is 4,
+  // computed with the variables before the update (TensorFlow fetches in the same session.run as
+  // the train op).
+  Model m;
+  std::vector<std::int64_t> before, fetched, after;
+  std::vector<double> losses;
+  MonitoredTrainingSession session(GradientDescentOptimizer(0.1).minimize(m.loss(), m.gs),
+                                   CountingInput{},
+                                   hooks(GlobalStepHook{&before, &fetched, &after, &losses}));
+  session.run();
+  REQUIRE(losses.size() == 1);
+  CHECK(losses[0] == 4.0);
+  // d loss / d W = -2 (y - (xW + b)) x = -4; W = 0 - 0.1 * -4 = 0.4. Same for b.
+  CHECK(m.W.value(0, 0) == Approx(0.4f));
+  CHECK(m.b.value(0, 0) == Approx(0.4f));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("Session: request_stop in after_run ends training after that run", "[session]") {
+  Model m;
+  Events events;
+  RecordingHook stopper{"A", &events};
+  stopper.stop_in_after_run = 3;
+  MonitoredTrainingSession session(m.train_op(), CountingInput{},
+                                   hooks(stopper, RecordingHook{"B", &events}));
+  events.clear();
+  CHECK(run_until_stop(session) == 3);
+  CHECK(session.global_step() == 3);
+  // The hooks after the stopper still get their after_run in that run.
+  CHECK(count(events, "B.after_run") == 3);
+  session.close();
+  CHECK(count(events, "A.end") == 1);
+  CHECK(count(events, "B.end") == 1);
+}
+
+TEST_CASE("Session: request_stop in before_run still runs that step", "[session]") {
+  Model m;
+  Events events;
+  RecordingHook stopper{"A", &events};
+  stopper.stop_in_before_run = 2;
+  MonitoredTrainingSession session(m.train_op(), CountingInput{},
+                                   hooks(stopper, RecordingHook{"B", &events}));
+  events.clear();
+  CHECK(run_until_stop(session) == 2);
+  CHECK(session.global_step() == 2);
+  CHECK(count(events, "A.after_run") == 2);
+  CHECK(count(events, "B.after_run") == 2);
+}
+
+TEST_CASE("Session: a stop request does not carry over to later runs", "[session]") {
+  // A fresh SessionRunContext per run: once should_stop() is true it stays true, but a hook
+  // that did not request a stop in this run is not seen as requesting one.
+  Model m;
+  Events events;
+  RecordingHook stopper{"A", &events};
+  stopper.stop_in_after_run = 1;
+  MonitoredTrainingSession session(m.train_op(), CountingInput{}, hooks(stopper));
+  session.run();
+  CHECK(session.should_stop());
+  session.run();  // running anyway (TensorFlow allows it) keeps the stop
+  CHECK(session.should_stop());
+  CHECK(session.global_step() == 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+struct NoEvents {};  // declares nothing: never called
+struct OnlyEnd {
+  int* ends;
+  template <class S>
+  void end(S&) {
+    ++*ends;
+  }
+};
+struct ConstBeforeRun {  // a const before_run is callable as the protocol calls it
+  SessionRunArgs<"loss"> before_run(SessionRunContext&) const { return {}; }
+  void after_run(SessionRunContext&, const SessionRunValues<"loss">&) const {}
+};
+}  // namespace
+
+static_assert(!DeclaresBegin<NoEvents> && !DeclaresBeforeRun<NoEvents> && !DeclaresEnd<NoEvents>);
+static_assert(DeclaresEnd<OnlyEnd> && !DeclaresBeforeRun<OnlyEnd>);
+static_assert(DeclaresBeforeRun<ConstBeforeRun> && HandlesBeforeRun<ConstBeforeRun>);
+static_assert(std::is_same_v<run_args_t<ConstBeforeRun>, SessionRunArgs<"loss">>);
+static_assert(std::is_same_v<run_values_t<NoEvents>, SessionRunValues<>>);
+
+TEST_CASE("Session: hooks may declare any subset of the events", "[session]") {
+  Model m;
+  int ends = 0;
+  {
+    MonitoredTrainingSession session(m.train_op(), CountingInput{},
+                                     hooks(NoEvents{}, OnlyEnd{&ends}, ConstBeforeRun{}));
+    session.run();
+    CHECK(ends == 0);
+  }
+  CHECK(ends == 1);
+}
+
+TEST_CASE("Session: a session without hooks", "[session]") {
+  Model m;
+  MonitoredTrainingSession session(m.train_op(), CountingInput{.limit = 4}, hooks());
+  CHECK(run_until_stop(session) == 5);
+  CHECK(session.global_step() == 4);
+}

@@ -1,0 +1,155 @@
+// tests/test_session_alloc.cpp: a training step with the built-in hooks allocates nothing.
+//
+// A Fashion-MNIST-shaped classifier (784 -> 256 relu -> 10, sparse softmax cross-entropy, float,
+// batch 32) trains on random data held in a preallocated input, in a MonitoredTrainingSession
+// with StopAtStepHook, NanTensorHook, StepCounterHook and LoggingTensorHook<"loss", "accuracy">.
+// After the first run(), 20 more run() calls must not allocate at all, while both periodic hooks
+// fire (checked through a logger that counts lines without allocating).
+//
+// Both kinds of heap allocation are counted (tests/alloc_counter.hpp): calls of the global
+// operator new, which this file replaces (HOOKFUSE_DEFINE_ALLOC_COUNTER; every tests/test_*.cpp is
+// its own executable, so this is the only definition in its program), and Eigen's own mallocs,
+// forbidden and counted inside a NoAllocScope.
+
+// clang-format off: alloc_counter.hpp must precede every Eigen header.
+#define HOOKFUSE_DEFINE_ALLOC_COUNTER
+#include "alloc_counter.hpp"
+// clang-format on
+
+#include <catch2/catch.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <hookfuse/hookfuse.hpp>
+#include <random>
+#include <string_view>
+#include <vector>
+
+using namespace hookfuse;
+
+namespace {
+
+constexpr int kFeatures = 784;
+constexpr int kHidden = 256;
+constexpr int kClasses = 10;
+constexpr Index kBatch = 32;
+constexpr Index kExamples = 4 * kBatch;
+
+/// Counts lines per severity and keeps the last one in a fixed buffer: never allocates.
+struct CountingLogger {
+  struct State {
+    int info = 0;
+    int warning = 0;
+    int error = 0;
+    char last[256] = {};
+  };
+  State* state;
+  void log(Severity s, std::string_view line) const {
+    if (s == Severity::info)
+      ++state->info;
+    else if (s == Severity::warning)
+      ++state->warning;
+    else
+      ++state->error;
+    const std::size_t n =
+        line.size() < sizeof state->last - 1 ? line.size() : sizeof state->last - 1;
+    std::memcpy(state->last, line.data(), n);
+    state->last[n] = '\0';
+  }
+};
+
+/// Random examples allocated up front; next() walks through them in batches of 32, forever.
+struct PreallocatedInput {
+  const std::vector<float>* features;
+  const std::vector<std::int32_t>* labels;
+  Index offset = -kBatch;
+  bool next() {
+    offset = (offset + kBatch) % kExamples;
+    return true;
+  }
+  Index batch_size() const { return kBatch; }
+  template <class G>
+  void feed(G& g) {
+    g.template feed<"x">(features->data() + offset * kFeatures, kBatch);
+    g.template feed<"labels">(labels->data() + offset, kBatch);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Session: after the first run, run() with the built-in hooks allocates nothing",
+          "[session][alloc]") {
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
+  std::uniform_int_distribution<std::int32_t> label(0, kClasses - 1);
+  std::vector<float> features(static_cast<std::size_t>(kExamples * kFeatures));
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(kExamples));
+  for (auto& v : features) v = pixel(rng);
+  for (auto& v : labels) v = label(rng);
+
+  Placeholder<"x", float, kFeatures> x;
+  Placeholder<"labels", std::int32_t, 1> y;
+  // Runtime sizes: a fixed 784 x 256 kernel would be an Eigen object too big for the stack.
+  nn::Dense<"dense", float> hidden(kFeatures, kHidden, nn::glorot_uniform{1});
+  nn::Dense<"logits", float> out(kHidden, kClasses, nn::glorot_uniform{2});
+  auto logits = named<"logits">(out(relu(hidden(x))));
+  auto loss = named<"loss">(sparse_softmax_cross_entropy(y, logits));
+  auto acc = named<"accuracy">(accuracy(y, logits));
+  GlobalStep gs;
+  auto train_op = GradientDescentOptimizer(0.01).minimize(loss, gs);
+
+  FakeClock clock;
+  CountingLogger::State log;
+  using Fake = ClockRef<FakeClock>;
+  MonitoredTrainingSession session(
+      train_op, PreallocatedInput{&features, &labels},
+      hooks(StopAtStepHook({.num_steps = 1000}), NanTensorHook<"loss", CountingLogger>({}, {&log}),
+            StepCounterHook<Fake, CountingLogger>({.every_n_steps = 5}, Fake{&clock}, {&log}),
+            BasicLoggingTensorHook<LoggingPolicies<Fake, CountingLogger>, "loss", "accuracy">(
+                {.every_n_iter = 3}, {}, Fake{&clock}, {&log})),
+      acc);
+
+  session.run();  // warm-up: anything lazily set up happens here
+  clock.advance(0.5);
+  REQUIRE(log.info == 1);  // LoggingTensorHook's first line
+
+  std::size_t news = 0;
+  std::size_t eigen_mallocs = 0;
+  {
+    hookfuse_test::NoAllocScope scope;  // no Catch2 assertions inside: they allocate
+    for (int i = 0; i < 20; ++i) {
+      session.run();
+      clock.advance(0.5);
+    }
+    news = scope.news();
+    eigen_mallocs = scope.eigen_mallocs();
+  }
+
+  CHECK(news == 0);
+  CHECK(eigen_mallocs == 0);
+  // Both periodic hooks fired inside the measured region: LoggingTensorHook at runs 4, 7, ...,
+  // 19 (6 lines), StepCounterHook at global steps 6, 11, 16, 21 (4 lines).
+  CHECK(log.info == 1 + 6 + 4);
+  CHECK(log.warning == 0);
+  CHECK(log.error == 0);
+  CHECK(std::string_view(log.last).rfind("global_step/sec: ", 0) == 0);  // step 21 logs last
+  CHECK_FALSE(session.should_stop());
+  CHECK(session.global_step() == 21);
+}
+
+TEST_CASE("The allocation counters see allocations", "[alloc]") {
+  // Guards against counters that are not wired in (which would make the test above vacuous).
+  std::size_t news = 0;
+  std::size_t eigen_mallocs = 0;
+  {
+    hookfuse_test::NoAllocScope scope;
+    auto* p = new std::vector<int>(100);
+    delete p;
+    Eigen::MatrixXf m(16, 16);  // Eigen's own aligned malloc, not operator new
+    m.setZero();
+    news = scope.news();
+    eigen_mallocs = scope.eigen_mallocs();
+  }
+  CHECK(news >= 1);
+  CHECK(eigen_mallocs >= 1);
+}
