@@ -1,15 +1,39 @@
 // hookfuse/config.hpp: build-mode switches and the error-handler policy.
 //
+// The knobs (define them on the command line, or with the CMake options of the same names, for
+// every translation unit alike; docs/embedded.md has the details):
+//
+//   HOOKFUSE_NO_EXCEPTIONS  Errors call `hookfuse::error_handler(std::string_view)`, a
+//                           user-supplied [[noreturn]] function, instead of throwing. Defined
+//                           automatically when exceptions are off (-fno-exceptions).
+//   HOOKFUSE_EMBEDDED       A build for a bare-metal target: implies HOOKFUSE_NO_EXCEPTIONS; error
+//                           messages are formatted into a fixed stack buffer (no std::string) and
+//                           log lines without the C library's printf family (no malloc, no
+//                           stdio), see hookfuse/detail/format.hpp. Use fixed-size models
+//                           (every Placeholder, Variable and Dense with compile-time sizes) and
+//                           the core headers only: hookfuse/data/ reads files.
+//
 // Hosted builds (the default) report errors by throwing the exception type named at the call
-// site. Define HOOKFUSE_NO_EXCEPTIONS (or build with -fno-exceptions) to route every error through
-// `hookfuse::error_handler`, a user-supplied [[noreturn]] function.
+// site, with detailed messages.
 #pragma once
 
 #include <string_view>
 #include <utility>
 
+#if defined(HOOKFUSE_EMBEDDED) && !defined(HOOKFUSE_NO_EXCEPTIONS)
+#define HOOKFUSE_NO_EXCEPTIONS 1
+#endif
 #if !defined(HOOKFUSE_NO_EXCEPTIONS) && !defined(__cpp_exceptions)
 #define HOOKFUSE_NO_EXCEPTIONS 1
+#endif
+
+/// Longest log line a built-in hook formats (on the stack), in characters including the NUL.
+#ifndef HOOKFUSE_LOG_LINE_CAPACITY
+#ifdef HOOKFUSE_EMBEDDED
+#define HOOKFUSE_LOG_LINE_CAPACITY 160
+#else
+#define HOOKFUSE_LOG_LINE_CAPACITY 1024
+#endif
 #endif
 
 namespace hookfuse {

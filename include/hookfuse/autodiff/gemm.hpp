@@ -8,7 +8,14 @@
 #pragma once
 
 #include <Eigen/Core>
+
+#include "hookfuse/config.hpp"
+
+#ifndef HOOKFUSE_EMBEDDED
 #include <memory>
+#else
+#include <stdexcept>
+#endif
 
 namespace hookfuse::detail {
 
@@ -20,6 +27,18 @@ class GemmWorkspace {
   using Blocking = Eigen::internal::gemm_blocking_space<DestOrder, Scalar, Scalar, Eigen::Dynamic,
                                                         Eigen::Dynamic, Eigen::Dynamic, 1, false>;
 
+#ifdef HOOKFUSE_EMBEDDED
+  // No heap in an embedded build: fixed-size products never reach a workspace (gemm_add takes
+  // the lazy path), and a dynamic-size model does not link (its buffers need malloc). Holding
+  // no std::unique_ptr here keeps operator delete out of fixed-size kernels' destructors.
+  void reserve(Eigen::Index, Eigen::Index, Eigen::Index) {
+    fail<std::logic_error>("hookfuse: a dynamic-size matrix product in an embedded build");
+  }
+  bool fits(Eigen::Index, Eigen::Index, Eigen::Index) const { return false; }
+  Blocking& blocking() {
+    fail<std::logic_error>("hookfuse: a dynamic-size matrix product in an embedded build");
+  }
+#else
   /// Sizes the workspace for a [rows, depth] x [depth, cols] product (the largest to be served).
   void reserve(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth) {
     blocking_ = std::make_unique<Blocking>(rows, cols, depth, 1, true);
@@ -28,14 +47,18 @@ class GemmWorkspace {
     cols_ = cols;
     depth_ = depth;
   }
+  /// Blocks sized for a larger product serve a smaller one: Eigen's GEMM clamps its block sizes
+  /// to the actual rows, cols and depth (a shorter batch makes the weight gradient's depth
+  /// smaller).
   bool fits(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth) const {
-    return blocking_ && rows <= rows_ && cols <= cols_ && depth == depth_;
+    return blocking_ && rows <= rows_ && cols <= cols_ && depth <= depth_;
   }
   Blocking& blocking() { return *blocking_; }
 
  private:
   std::unique_ptr<Blocking> blocking_;
   Eigen::Index rows_ = 0, cols_ = 0, depth_ = 0;
+#endif
 };
 
 /// dst += alpha * lhs * rhs, for dense Eigen operands with direct access (Map, Matrix, their

@@ -5,13 +5,14 @@
 // After that, forward() and backward() allocate nothing.
 #pragma once
 
-#include <string>
+#include <stdexcept>
 #include <tuple>
 #include <utility>
 
 #include "hookfuse/autodiff/tape.hpp"
 #include "hookfuse/autodiff/target.hpp"
 #include "hookfuse/config.hpp"
+#include "hookfuse/detail/format.hpp"
 
 namespace hookfuse {
 
@@ -23,8 +24,8 @@ struct ShapeError : std::invalid_argument {
 
 namespace detail {
 
-inline std::string shape_str(Shape s) {
-  return "[" + std::to_string(s.rows) + ", " + std::to_string(s.cols) + "]";
+inline ErrorMessage& operator<<(ErrorMessage& m, Shape s) {
+  return m << "[" << s.rows << ", " << s.cols << "]";
 }
 
 template <class E>
@@ -143,9 +144,9 @@ class Graph {
     using Sl = std::remove_cvref_t<decltype(slot)>;
     if constexpr (Sl::D.rows == Dynamic) {
       if (rows > capacity_)
-        detail::fail<ShapeError>(std::string("feed '") + std::string(Name.view()) + "': " +
-                                 std::to_string(rows) + " rows, but the graph was bound for " +
-                                 std::to_string(capacity_));
+        detail::fail<ShapeError>((detail::ErrorMessage() << "feed '" << Name.view() << "': "
+                                  << rows << " rows, but the graph was bound for " << capacity_)
+                                     .str());
       slot.current.rows = rows;
     }
     slot.data = static_cast<const typename Sl::S*>(data);
@@ -207,8 +208,9 @@ class Graph {
  private:
   template <class Entries, std::size_t... I>
   static auto make_slots(const Entries& e, std::index_sequence<I...>) {
-    return std::tuple<detail::Slot<std::tuple_element_t<I, Entries>>...>(
-        detail::Slot<std::tuple_element_t<I, Entries>>(std::get<I>(e))...);
+    // Each slot is constructed in place from its entry: no temporary copy of its buffers (on a
+    // microcontroller the stack would need room for a second graph).
+    return std::tuple<detail::Slot<std::tuple_element_t<I, Entries>>...>(std::get<I>(e)...);
   }
   struct NoKernel {
     template <class T>
@@ -225,8 +227,7 @@ class Graph {
   template <class Entries, std::size_t... I>
   static auto make_kernels(const Entries& e, std::index_sequence<I...>) {
     return std::tuple<typename kernel_of<std::tuple_element_t<I, Entries>>::type...>(
-        typename kernel_of<std::tuple_element_t<I, Entries>>::type(
-            op_of(std::get<I>(e)))...);
+        op_of(std::get<I>(e))...);
   }
   template <class E>
   static const auto& op_of(const E& e) {
@@ -263,13 +264,17 @@ class Graph {
   template <std::size_t I, class... Sh>
   void check_shapes(Sh... shapes) {
     using Op = typename std::tuple_element_t<I, entries_type>::op_type;
-    if constexpr (requires { Op::valid_shape(shapes...); }) {
-      if (!Op::valid_shape(shapes...)) {
-        std::string msg = "hookfuse: operand shapes do not fit the operation at tape position " +
-                          std::to_string(I) + ":";
-        ((msg += " " + detail::shape_str(shapes)), ...);
-        detail::fail<ShapeError>(msg);
-      }
+    using Kernel = std::tuple_element_t<I, kernels_type>;
+    bool ok = true;
+    if constexpr (requires { Op::valid_shape(shapes...); }) ok = Op::valid_shape(shapes...);
+    // Rules that depend on the operands' compile-time dims (broadcasting) live in the kernel.
+    if constexpr (requires { Kernel::valid_shape(shapes...); })
+      ok = ok && Kernel::valid_shape(shapes...);
+    if (!ok) {
+      detail::ErrorMessage msg;
+      msg << "hookfuse: operand shapes do not fit the operation at tape position " << I << ":";
+      ((msg << " " << shapes), ...);
+      detail::fail<ShapeError>(msg.str());
     }
   }
 

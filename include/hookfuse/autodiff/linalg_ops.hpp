@@ -75,6 +75,13 @@ struct AddOp {
   template <class S, Dims Out, Dims A, Dims B>
   struct kernel {
     static constexpr Broadcast bc = broadcast_of(A, B);
+    /// Run-time shapes: equal, or the [1, c] operand (by its compile-time dims) of the other's
+    /// width.
+    static bool valid_shape(Shape a, Shape b) {
+      if constexpr (bc == Broadcast::rhs_row) return b.rows == 1 && a.cols == b.cols;
+      else if constexpr (bc == Broadcast::lhs_row) return a.rows == 1 && a.cols == b.cols;
+      else return a == b;
+    }
     explicit kernel(const AddOp&) {}
     void reserve(Shape, Shape, Shape) {}
     template <class O, class X, class Y>
@@ -113,6 +120,7 @@ struct CwiseMulOp {
     return dim_fits(a.rows, b.rows) && dim_fits(a.cols, b.cols);
   }
   static Shape shape(Shape a, Shape) { return a; }
+  static bool valid_shape(Shape a, Shape b) { return a == b; }
 
   template <class S, Dims Out, Dims A, Dims B>
   struct kernel {

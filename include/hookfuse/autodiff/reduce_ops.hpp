@@ -6,11 +6,11 @@
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
-#include <string>
 
 #include "hookfuse/autodiff/expr.hpp"
 #include "hookfuse/autodiff/target.hpp"
 #include "hookfuse/config.hpp"
+#include "hookfuse/detail/format.hpp"
 
 namespace hookfuse {
 
@@ -54,6 +54,7 @@ struct MeanSquaredErrorOp {
     return dim_fits(a.rows, b.rows) && dim_fits(a.cols, b.cols);
   }
   static Shape shape(Shape, Shape) { return {1, 1}; }
+  static bool valid_shape(Shape a, Shape b) { return a == b; }
 
   template <class S, Dims Out, Dims A, Dims B>
   struct kernel {
@@ -103,9 +104,10 @@ struct SoftmaxOp {
 
 template <class S>
 [[noreturn]] inline void bad_label(std::int64_t label, Index classes, Index row) {
-  fail<InvalidArgumentError>("sparse_softmax_cross_entropy: labels[" + std::to_string(row) +
-                             "] = " + std::to_string(label) + ", outside the valid range [0, " +
-                             std::to_string(classes) + ")");
+  fail<InvalidArgumentError>((ErrorMessage() << "sparse_softmax_cross_entropy: labels[" << row
+                              << "] = " << static_cast<long long>(label)
+                              << ", outside the valid range [0, " << classes << ")")
+                                 .str());
 }
 
 /// Mean over the batch of -log softmax(logits)[label], from integer labels [batch] and logits
@@ -119,6 +121,9 @@ struct SparseSoftmaxCrossEntropyOp {
     return (labels.cols == 1 || labels.cols == Dynamic) && dim_fits(labels.rows, logits.rows);
   }
   static Shape shape(Shape, Shape) { return {1, 1}; }
+  static bool valid_shape(Shape labels, Shape logits) {
+    return labels.cols == 1 && labels.rows == logits.rows;
+  }
 
   template <class S, Dims Out, Dims L, Dims Z>
   struct kernel {
@@ -162,6 +167,9 @@ struct AccuracyOp {
     return (labels.cols == 1 || labels.cols == Dynamic) && dim_fits(labels.rows, logits.rows);
   }
   static Shape shape(Shape, Shape) { return {1, 1}; }
+  static bool valid_shape(Shape labels, Shape logits) {
+    return labels.cols == 1 && labels.rows == logits.rows;
+  }
 
   template <class S, Dims Out, Dims L, Dims Z>
   struct kernel {

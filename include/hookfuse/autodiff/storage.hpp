@@ -19,11 +19,17 @@ inline constexpr int storage_order = (C == 1 && R != 1) ? Eigen::ColMajor : Eige
 template <class S, int R, int C>
 using matrix_t = Eigen::Matrix<S, R, C, storage_order<R, C>>;
 
+/// The alignment Eigen guarantees for the data of a matrix_t: heap storage (any dynamic size) is
+/// aligned to EIGEN_MAX_ALIGN_BYTES, but a fixed-size matrix only when its size is a multiple of
+/// the packet size (a 9 x 7 double matrix has no alignment beyond its scalar's).
 template <class S, int R, int C>
-using map_t = Eigen::Map<matrix_t<S, R, C>, Eigen::AlignedMax>;
+inline constexpr int alignment_of = Eigen::internal::traits<matrix_t<S, R, C>>::Alignment;
 
 template <class S, int R, int C>
-using const_map_t = Eigen::Map<const matrix_t<S, R, C>, Eigen::AlignedMax>;
+using map_t = Eigen::Map<matrix_t<S, R, C>, alignment_of<S, R, C>>;
+
+template <class S, int R, int C>
+using const_map_t = Eigen::Map<const matrix_t<S, R, C>, alignment_of<S, R, C>>;
 
 /// Runtime shape of a tensor: rows (the batch for batched tensors) and columns.
 struct Shape {

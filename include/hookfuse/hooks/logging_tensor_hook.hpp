@@ -2,13 +2,13 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
 
 #include "hookfuse/clock.hpp"
 #include "hookfuse/config.hpp"
+#include "hookfuse/detail/format.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
 #include "hookfuse/hooks/timer.hpp"
 #include "hookfuse/logging.hpp"
@@ -32,19 +32,16 @@ namespace detail {
 // Appends "v" (printf %g) or a bracketed row-major listing for a tensor, numpy style, at most
 // 16 elements.
 inline void append_tensor(char*& out, char* end, const TensorValue& t) {
-  auto put = [&](const char* fmt, double v) {
-    const int n = std::snprintf(out, static_cast<std::size_t>(end - out), fmt, v);
-    if (n > 0) out += std::min<std::ptrdiff_t>(n, end - out - 1);
-  };
-  auto text = [&](const char* s) { put(s, 0.0); };
-  if (t.size() == 1) return put("%g", t.at(0, 0));
+  auto text = [&](const char* s) { append_text(out, end, s); };
+  if (t.size() == 1) return append_g(out, end, t.at(0, 0));
   int shown = 0;
   text(t.rows > 1 ? "[[" : "[");
   for (Eigen::Index i = 0; i < t.rows; ++i) {
     if (i > 0) text("] [");
     for (Eigen::Index j = 0; j < t.cols; ++j, ++shown) {
       if (shown == 16) return text(" ...]");
-      put(j ? " %g" : "%g", t.at(i, j));
+      if (j) text(" ");
+      append_g(out, end, t.at(i, j));
     }
   }
   text(t.rows > 1 ? "]]" : "]");
@@ -118,19 +115,24 @@ class BasicLoggingTensorHook {
     if constexpr (!std::is_same_v<F, DefaultTensorFormatter>) {
       logger_.log(Severity::info, std::string_view(formatter_(values)));
     } else {
-      char line[1024];
+      char line[HOOKFUSE_LOG_LINE_CAPACITY];
       char* out = line;
       char* const end = line + sizeof line;
       std::size_t i = 0;
+      line[0] = '\0';
       auto item = [&](std::string_view name) {
-        const int n = std::snprintf(out, static_cast<std::size_t>(end - out), "%s%.*s = ",
-                                    i ? ", " : "", static_cast<int>(name.size()), name.data());
-        if (n > 0) out += std::min<std::ptrdiff_t>(n, end - out - 1);
+        if (i) detail::append_text(out, end, ", ");
+        detail::append_text(out, end, name);
+        detail::append_text(out, end, " = ");
         detail::append_tensor(out, end, values.results[i++]);
       };
       (item(Names.view()), ...);
-      if (elapsed) std::snprintf(out, static_cast<std::size_t>(end - out), " (%.3f sec)", *elapsed);
-      logger_.log(Severity::info, line);
+      if (elapsed) {
+        detail::append_text(out, end, " (");
+        detail::append_fixed(out, end, *elapsed, 3);
+        detail::append_text(out, end, " sec)");
+      }
+      logger_.log(Severity::info, std::string_view(line, static_cast<std::size_t>(out - line)));
     }
   }
 

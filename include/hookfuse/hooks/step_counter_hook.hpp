@@ -2,12 +2,12 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <optional>
 #include <stdexcept>
 
 #include "hookfuse/clock.hpp"
 #include "hookfuse/config.hpp"
+#include "hookfuse/detail/format.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
 #include "hookfuse/hooks/timer.hpp"
 #include "hookfuse/logging.hpp"
@@ -46,8 +46,10 @@ class StepCounterHook {
         if (elapsed.secs) {
           last_rate_ = static_cast<double>(*elapsed.steps) / *elapsed.secs;
           char line[64];
-          std::snprintf(line, sizeof line, "global_step/sec: %g", *last_rate_);
-          logger_.log(Severity::info, line);
+          char* out = line;
+          detail::append_text(out, line + sizeof line, "global_step/sec: ");
+          detail::append_g(out, line + sizeof line, *last_rate_);
+          logger_.log(Severity::info, std::string_view(line, static_cast<std::size_t>(out - line)));
         }
       }
     }

@@ -1,0 +1,19 @@
+# embedded/check_core_headers.cmake: the core headers (all of include/hookfuse except data/)
+# must not include what a bare-metal target lacks or what allocates behind the user's back.
+#   cmake -DINCLUDE_DIR=<repo>/include -P check_core_headers.cmake
+file(GLOB_RECURSE headers "${INCLUDE_DIR}/hookfuse/*.hpp")
+set(bad "")
+foreach(h IN LISTS headers)
+  if(h MATCHES "/hookfuse/data/")
+    continue()
+  endif()
+  file(STRINGS "${h}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*<(iostream|fstream|sstream|filesystem|functional|thread|mutex|vector|map|list|deque)>|std::function<")
+  foreach(l IN LISTS lines)
+    string(APPEND bad "  ${h}: ${l}\n")
+  endforeach()
+endforeach()
+if(bad)
+  message(FATAL_ERROR "core headers use what an embedded build cannot have:\n${bad}")
+endif()
+message(STATUS "core headers: no <iostream>, <fstream>, <sstream>, <filesystem>, <functional>, "
+               "<thread>, <mutex>, containers or std::function")

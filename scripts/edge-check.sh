@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# edge-check.sh: the edge and embedded builds (issue 4), on a Debian 12 machine as root.
+#
+#  1. installs the cross toolchains and QEMU (apt; skipped when already installed),
+#  2. Cortex-M4F: cross-builds embedded/ (mcu_train.elf), checks with arm-none-eabi-nm that it
+#     has no allocation symbol, runs it on qemu-system-arm -M mps2-an386 -semihosting (loss at
+#     step 0 above 1.0, at the last step below 0.1, training accuracy >= 0.95, exit status 0),
+#     and checks that the variant with a std::vector in a hook fails to link,
+#  3. aarch64: cross-builds the core tests (HOOKFUSE_CORE_ONLY) with g++-aarch64-linux-gnu
+#     -static and runs them with ctest under qemu-aarch64.
+#
+# Exits non-zero on the first failure. Build trees: $EDGE_BUILD_DIR (default build-edge/) with
+# mcu/ and aarch64/ inside; re-runs are incremental. -j2 by default ($EDGE_JOBS).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+build=${EDGE_BUILD_DIR:-$root/build-edge}
+jobs=${EDGE_JOBS:-2}
+start=$SECONDS
+
+step() { printf '\n== edge-check: %s (%ds)\n' "$*" $((SECONDS - start)); }
+
+# --- 1. toolchains ---------------------------------------------------------------------------
+scripts/install-deps.sh
+packages=(gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib libnewlib-arm-none-eabi
+          g++-aarch64-linux-gnu qemu-user qemu-system-arm)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" 2>/dev/null | grep -qx 'Status: install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "edge-check: all ${#packages[@]} cross packages present"
+else
+  echo "edge-check: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update
+  apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+# --- 2. Cortex-M4F ---------------------------------------------------------------------------
+step "Cortex-M4F: build mcu_train"
+cmake -S embedded -B "$build/mcu" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchain-cortex-m4.cmake"
+cmake --build "$build/mcu" --target mcu_train   # also runs check_no_heap.cmake after linking
+elf=$build/mcu/mcu_train.elf
+
+step "Cortex-M4F: no allocation symbols"
+if arm-none-eabi-nm "$elf" | grep -E ' (malloc|_malloc_r|calloc|realloc|free|_sbrk|_sbrk_r|_Znw[^ ]*|_Zna[^ ]*)$'; then
+  echo "edge-check: FAIL: $elf has allocation symbols (above)" >&2
+  exit 1
+fi
+echo "none of malloc, _sbrk, _Znw*, _Zna* in $elf"
+arm-none-eabi-size "$elf"
+
+step "Cortex-M4F: run on qemu-system-arm -M mps2-an386"
+set +e
+output=$(timeout 300 qemu-system-arm -M mps2-an386 -nographic -semihosting -kernel "$elf" 2>&1)
+status=$?
+set -e
+printf '%s\n' "$output"
+if [ $status -ne 0 ]; then
+  echo "edge-check: FAIL: mcu_train exited with status $status" >&2
+  exit 1
+fi
+first=$(printf '%s\n' "$output" | sed -n 's/^first_loss: //p')
+last=$(printf '%s\n' "$output" | sed -n 's/^last_loss: //p')
+accuracy=$(printf '%s\n' "$output" | sed -n 's/^train_accuracy: //p')
+if ! awk -v f="$first" -v l="$last" -v a="$accuracy" \
+     'BEGIN { exit !(f != "" && l != "" && a != "" && f > 1.0 && l < 0.1 && a >= 0.95) }'; then
+  echo "edge-check: FAIL: first_loss=$first (want > 1.0), last_loss=$last (want < 0.1)," \
+       "train_accuracy=$accuracy (want >= 0.95)" >&2
+  exit 1
+fi
+echo "mcu_train: first_loss $first > 1.0, last_loss $last < 0.1, train_accuracy $accuracy >= 0.95"
+
+step "Cortex-M4F: a std::vector in a hook must fail to link"
+set +e
+link_output=$(cmake --build "$build/mcu" --target mcu_train_heap_hook 2>&1)
+link_status=$?
+set -e
+if [ $link_status -eq 0 ]; then
+  echo "edge-check: FAIL: mcu_train_heap_hook linked, but it allocates" >&2
+  exit 1
+fi
+if ! printf '%s\n' "$link_output" | grep -F "undefined reference to \`__wrap__Znwj'"; then
+  printf '%s\n' "$link_output" | tail -20
+  echo "edge-check: FAIL: mcu_train_heap_hook failed, but not for operator new" >&2
+  exit 1
+fi
+echo "mcu_train_heap_hook fails to link, as it must"
+
+# --- 3. aarch64 ------------------------------------------------------------------------------
+step "aarch64: build the core tests (g++-aarch64-linux-gnu -static)"
+cmake -S . -B "$build/aarch64" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchain-aarch64.cmake"
+cmake --build "$build/aarch64" -j"$jobs"
+
+step "aarch64: run the core tests under qemu-aarch64"
+ctest --test-dir "$build/aarch64" --output-on-failure -j"$jobs"
+
+step "all passed"

@@ -1,0 +1,511 @@
+// tests/test_autodiff_graph.cpp: behaviour of bound graphs: shared named nodes, fetch-only
+// tensors, gradient overwrite, short batches, shape and label errors, float, hand-computed and
+// extreme losses.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "gradcheck.hpp"
+#include "hookfuse/autodiff.hpp"
+
+namespace hf = hookfuse;
+using Catch::Matchers::Contains;
+using hf::Dynamic;
+using hf::Index;
+using hookfuse_test::analytic_gradient;
+using hookfuse_test::kGradTolerance;
+using hookfuse_test::max_relative_error;
+using hookfuse_test::numeric_gradient;
+using hookfuse_test::random_values;
+using hookfuse_test::randomize;
+using hookfuse_test::Rng;
+
+namespace {
+
+/// max |a - b| / max(max |b|, 1e-300): 0 for identical matrices.
+template <class A, class B>
+double max_rel_diff(const A& a, const B& b) {
+  const Eigen::MatrixXd da = a.template cast<double>(), db = b.template cast<double>();
+  if (da.rows() != db.rows() || da.cols() != db.cols())
+    return std::numeric_limits<double>::infinity();
+  return (da - db).cwiseAbs().maxCoeff() / std::max(db.cwiseAbs().maxCoeff(), 1e-300);
+}
+
+/// The message of the `E` thrown by f, failing the test when none is thrown.
+template <class E, class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  FAIL("expected an exception");
+  return {};
+}
+
+std::vector<double> to_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+
+}  // namespace
+
+// --- (a) a named node used twice ---------------------------------------------------------------
+
+TEST_CASE("graph: a named node used twice is one tape entry whose adjoint sums both uses",
+          "[autodiff][graph]") {
+  constexpr Index B = 5;
+  Rng rng(0x7a11);
+  hf::Placeholder<"x", double, 3> x;
+  hf::Placeholder<"r", double, 4> r;
+  hf::Variable<"w", double, 3, 4> w;
+  randomize(w.value, rng, 0.1, 0.6, true);
+  const auto xd = random_values(rng, B * 3, 0.5, 1.5, true);
+  const auto rd = random_values(rng, B * 4, 0.5, 1.5, true);
+
+  auto h = hf::named<"h">(hf::tanh(hf::matmul(x, w)));
+  auto u = hf::tanh(hf::matmul(x, w));  // the same expression, unnamed
+
+  SECTION("h * h") {
+    auto g = hf::bind(8, hf::named<"loss">(hf::reduce_sum(h * h)));
+    auto dup = hf::bind(8, hf::reduce_sum(u * u));
+    using G = decltype(g);
+    // x, w, matmul, tanh (= h), multiply, reduce_sum: h is evaluated once.
+    STATIC_REQUIRE(G::size == 6);
+    STATIC_REQUIRE(G::index_of<"h"> == 3);
+    STATIC_REQUIRE(G::index_of<"loss"> == G::loss_index);
+    // Unnamed, the two operands are two matmul + tanh chains (x and w are shared by name).
+    STATIC_REQUIRE(decltype(dup)::size == 8);
+
+    g.feed<"x">(xd.data(), B);
+    dup.feed<"x">(xd.data(), B);
+    const double loss = g.forward();
+    CHECK(loss == Approx(dup.forward()).epsilon(1e-14));
+    CHECK(loss == Approx(g.value<"h">().squaredNorm()).epsilon(1e-14));
+
+    const Eigen::MatrixXd an = analytic_gradient(g, w);
+    // d loss / d h = 2 h: both uses of h contributed.
+    CHECK(max_rel_diff(g.adjoint<"h">(), 2 * g.value<"h">()) < 1e-15);
+    CHECK(max_rel_diff(an, analytic_gradient(dup, w)) < 1e-13);
+    CHECK(max_relative_error(numeric_gradient(g, w), an) < kGradTolerance);
+  }
+  SECTION("h + h") {
+    auto g = hf::bind(8, hf::reduce_sum(hf::multiply(h + h, r)));
+    STATIC_REQUIRE(decltype(g)::size == 8);  // x, w, matmul, tanh, add, r, multiply, reduce_sum
+    g.feed<"x">(xd.data(), B);
+    g.feed<"r">(rd.data(), B);
+    const Eigen::MatrixXd an = analytic_gradient(g, w);
+    const Eigen::Map<const Eigen::Matrix<double, Dynamic, 4, Eigen::RowMajor>> rm(rd.data(), B, 4);
+    CHECK(max_rel_diff(g.adjoint<"h">(), 2 * rm) < 1e-15);
+    CHECK(max_relative_error(numeric_gradient(g, w), an) < kGradTolerance);
+  }
+  SECTION("h in two different parents") {
+    auto g = hf::bind(8, hf::reduce_sum(hf::multiply(h, r)) + hf::reduce_sum(hf::square(h)));
+    // x, w, matmul, tanh, r, multiply, reduce_sum, square, reduce_sum, add.
+    STATIC_REQUIRE(decltype(g)::size == 10);
+    g.feed<"x">(xd.data(), B);
+    g.feed<"r">(rd.data(), B);
+    const Eigen::MatrixXd an = analytic_gradient(g, w);
+    const Eigen::Map<const Eigen::Matrix<double, Dynamic, 4, Eigen::RowMajor>> rm(rd.data(), B, 4);
+    const Eigen::MatrixXd hv = g.value<"h">();
+    CHECK(max_rel_diff(g.adjoint<"h">(), rm + 2 * hv) < 1e-15);
+    CHECK(max_relative_error(numeric_gradient(g, w), an) < kGradTolerance);
+  }
+  SECTION("a Variable used twice") {
+    hf::Variable<"v", double, 2, 3> v;
+    randomize(v.value, rng, 0.5, 1.5, true);
+    auto g = hf::bind(1, hf::reduce_sum(hf::multiply(v, v)));
+    STATIC_REQUIRE(decltype(g)::size == 3);  // v, multiply, reduce_sum
+    const Eigen::MatrixXd an = analytic_gradient(g, v);
+    CHECK(max_rel_diff(an, 2 * v.value) < 1e-15);
+  }
+}
+
+// --- shared model for the remaining tests ------------------------------------------------------
+
+namespace {
+
+/// A 16 -> 12 relu -> 4-class network with a fetch-only accuracy, in scalar type S; the products
+/// are large enough for the GEMM path at batch 8. Owns its Variables (the graphs refer to them).
+template <class S>
+struct Mlp {
+  static constexpr Index in = 16, hidden = 12, classes = 4;
+  hf::Placeholder<"x", S, in> x;
+  hf::Placeholder<"y", std::int32_t, 1> y;
+  hf::Variable<"w1", S, Dynamic, Dynamic> w1{in, hidden};
+  hf::Variable<"b1", S, 1, Dynamic> b1{1, hidden};
+  hf::Variable<"w2", S, hidden, classes> w2;
+  hf::Variable<"b2", S, 1, classes> b2;
+
+  explicit Mlp(std::uint64_t seed = 0x3141) {
+    Rng rng(seed);
+    randomize(w1.value, rng, 0.05, 0.5, true);
+    randomize(b1.value, rng, 0.0, 0.2, true);
+    randomize(w2.value, rng, 0.05, 0.5, true);
+    randomize(b2.value, rng, 0.0, 0.2, true);
+  }
+  auto logits() {
+    return hf::named<"logits">(hf::matmul(hf::relu(hf::matmul(x, w1) + b1), w2) + b2);
+  }
+  auto bind(Index capacity) {
+    auto z = logits();
+    return hf::bind(capacity, hf::named<"loss">(hf::sparse_softmax_cross_entropy(y, z)),
+                    hf::named<"accuracy">(hf::accuracy(y, z)));
+  }
+  /// The gradients of all Variables, stacked (after backward()).
+  std::vector<Eigen::MatrixXd> grads() const {
+    return {w1.grad.template cast<double>(), b1.grad.template cast<double>(),
+            w2.grad.template cast<double>(), b2.grad.template cast<double>()};
+  }
+};
+
+struct Batch {
+  std::vector<double> x;
+  std::vector<std::int32_t> y;
+  Index rows;
+};
+
+Batch random_batch(std::uint64_t seed, Index rows) {
+  Rng rng(seed);
+  Batch b{random_values(rng, rows * Mlp<double>::in, 0.0, 2.0, true), {}, rows};
+  for (Index i = 0; i < rows; ++i) b.y.push_back(rng.below(Mlp<double>::classes));
+  return b;
+}
+
+template <class G, class X>
+void feed(G& g, const X& x, const std::vector<std::int32_t>& y, Index rows) {
+  g.template feed<"x">(x.data(), rows);
+  g.template feed<"y">(y.data(), rows);
+}
+
+double max_grad_diff(const std::vector<Eigen::MatrixXd>& a, const std::vector<Eigen::MatrixXd>& b) {
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, max_rel_diff(a[i], b[i]));
+  return worst;
+}
+
+}  // namespace
+
+// --- (b) fetch-only tensors --------------------------------------------------------------------
+
+TEST_CASE("graph: forward does not compute a fetch-only tensor until compute() asks",
+          "[autodiff][graph]") {
+  // logits = x . w with w the identity: the arg-max of row i is where x has its largest entry.
+  hf::Placeholder<"x", double, 3> x;
+  hf::Placeholder<"y", std::int32_t, 1> y;
+  hf::Variable<"w", double, 3, 3> w;
+  w.value.setIdentity();
+  auto z = hf::named<"logits">(hf::matmul(x, w));
+  auto g = hf::bind(4, hf::named<"loss">(hf::sparse_softmax_cross_entropy(y, z)),
+                    hf::named<"accuracy">(hf::accuracy(y, z)));
+  using G = decltype(g);
+  STATIC_REQUIRE(G::index_of<"accuracy"> > G::loss_index);
+
+  const std::vector<double> xd = {5, 0, 0,  //
+                                  0, 5, 0,  //
+                                  0, 0, 5,  //
+                                  0, 5, 0};
+  std::vector<std::int32_t> yd = {0, 1, 2, 1};  // all four right
+  g.feed<"x">(xd.data(), 4);
+  g.feed<"y">(yd.data(), 4);
+
+  g.forward();
+  g.backward();
+  CHECK(g.value<"accuracy">()(0, 0) == 0.0);  // never computed
+  CHECK(g.compute<"accuracy">()(0, 0) == 1.0);
+  CHECK(g.value<"accuracy">()(0, 0) == 1.0);
+
+  yd.assign({0, 2, 2, 0});  // two right
+  g.feed<"y">(yd.data(), 4);
+  g.forward();
+  CHECK(g.value<"accuracy">()(0, 0) == 1.0);  // still last step's: forward did not touch it
+  CHECK(g.compute<"accuracy">()(0, 0) == 0.5);
+  CHECK(g.value<"accuracy">()(0, 0) == 0.5);
+}
+
+// --- (c) gradients are overwritten -------------------------------------------------------------
+
+TEST_CASE("graph: backward overwrites gradients instead of accumulating them",
+          "[autodiff][graph]") {
+  Mlp<double> m;
+  auto g = m.bind(8);
+  const Batch a = random_batch(1, 8), b = random_batch(2, 8);
+  // Garbage in every gradient before the first step: backward must not read it.
+  m.w1.grad.setConstant(1e3);
+  m.b1.grad.setConstant(-1e3);
+  m.w2.grad.setConstant(std::numeric_limits<double>::quiet_NaN());
+  m.b2.grad.setConstant(1e3);
+
+  feed(g, a.x, a.y, a.rows);
+  const double loss1 = g.forward();
+  g.backward();
+  const auto grads1 = m.grads();
+  const Eigen::MatrixXd dlogits1 = g.adjoint<"logits">();
+  for (const auto& gr : grads1) REQUIRE(gr.allFinite());
+  CHECK(max_relative_error(numeric_gradient(g, m.w2), grads1[2]) < kGradTolerance);
+  CHECK(max_relative_error(numeric_gradient(g, m.b1), grads1[1]) < kGradTolerance);
+
+  // The same step again: the same gradients, not twice them.
+  CHECK(g.forward() == loss1);
+  g.backward();
+  CHECK(max_grad_diff(m.grads(), grads1) == 0.0);
+  CHECK(max_rel_diff(g.adjoint<"logits">(), dlogits1) == 0.0);
+
+  // Another batch, then the first again: each step's gradient is its own batch's.
+  feed(g, b.x, b.y, b.rows);
+  g.forward();
+  g.backward();
+  const auto grads2 = m.grads();
+  CHECK(max_grad_diff(grads2, grads1) > 1e-3);
+  feed(g, a.x, a.y, a.rows);
+  g.forward();
+  g.backward();
+  CHECK(max_grad_diff(m.grads(), grads1) == 0.0);
+}
+
+// --- (d) a short batch after a full one --------------------------------------------------------
+
+TEST_CASE("graph: a batch shorter than the capacity after a full one", "[autodiff][graph]") {
+  Mlp<double> m;
+  auto g = m.bind(8);
+  const Batch full = random_batch(3, 8), part = random_batch(4, 3);
+
+  feed(g, full.x, full.y, full.rows);
+  const double full_loss = g.forward();
+  g.backward();
+  const auto full_grads = m.grads();
+  const double full_acc = g.compute<"accuracy">()(0, 0);
+
+  feed(g, part.x, part.y, part.rows);
+  const double loss = g.forward();
+  g.backward();
+  const auto grads = m.grads();
+  const double acc = g.compute<"accuracy">()(0, 0);
+  const Eigen::MatrixXd logits = g.value<"logits">();
+  REQUIRE(logits.rows() == 3);
+  REQUIRE(g.adjoint<"logits">().rows() == 3);
+
+  // The same three rows in a graph of another capacity.
+  auto fresh = m.bind(5);
+  feed(fresh, part.x, part.y, part.rows);
+  CHECK(fresh.forward() == Approx(loss).epsilon(1e-13));
+  fresh.backward();
+  CHECK(max_grad_diff(m.grads(), grads) < 1e-13);
+  CHECK(fresh.compute<"accuracy">()(0, 0) == acc);
+  CHECK(max_rel_diff(fresh.value<"logits">(), logits) < 1e-14);
+
+  // The loss is the mean over the three rows, by hand from the logits.
+  double expected = 0;
+  for (Index i = 0; i < 3; ++i) {
+    const double mx = logits.row(i).maxCoeff();
+    expected += mx + std::log((logits.row(i).array() - mx).exp().sum()) -
+                logits(i, part.y[static_cast<std::size_t>(i)]);
+  }
+  CHECK(loss == Approx(expected / 3).epsilon(1e-13));
+  // And the short batch's gradient matches finite differences.
+  CHECK(max_relative_error(numeric_gradient(g, m.w1), grads[0]) < kGradTolerance);
+
+  // Back to the full batch: exactly the first step's results.
+  feed(g, full.x, full.y, full.rows);
+  CHECK(g.forward() == full_loss);
+  g.backward();
+  CHECK(max_grad_diff(m.grads(), full_grads) == 0.0);
+  CHECK(g.compute<"accuracy">()(0, 0) == full_acc);
+}
+
+// --- (e), (f) shape errors ---------------------------------------------------------------------
+
+TEST_CASE("graph: feeding more rows than the capacity throws ShapeError", "[autodiff][graph]") {
+  Mlp<double> m;
+  auto g = m.bind(8);
+  const Batch big = random_batch(5, 9);
+  const std::string msg = error_of<hf::ShapeError>([&] { g.feed<"x">(big.x.data(), 9); });
+  CHECK_THAT(msg, Contains("'x'") && Contains("9 rows") && Contains("8"));
+  CHECK_THROWS_AS(g.feed<"y">(big.y.data(), 9), hf::ShapeError);
+  // The graph stays usable: a fitting feed works afterwards.
+  feed(g, big.x, big.y, 8);
+  CHECK(std::isfinite(g.forward()));
+}
+
+TEST_CASE("graph: dynamic shapes that do not fit throw ShapeError at bind", "[autodiff][graph]") {
+  hf::Placeholder<"x", double, 3> x;
+  SECTION("matmul: [8, 3] . [5, 4]") {
+    hf::Variable<"w", double, Dynamic, Dynamic> w(5, 4);
+    const std::string msg =
+        error_of<hf::ShapeError>([&] { (void)hf::bind(8, hf::reduce_sum(hf::matmul(x, w))); });
+    CHECK_THAT(msg, Contains("[8, 3]") && Contains("[5, 4]"));
+  }
+  SECTION("matmul with a placeholder of run-time width") {
+    hf::Placeholder<"x", double, Dynamic> xd{6};
+    hf::Variable<"w", double, Dynamic, 4> w(5, 4);
+    const std::string msg =
+        error_of<hf::ShapeError>([&] { (void)hf::bind(2, hf::reduce_sum(hf::matmul(xd, w))); });
+    CHECK_THAT(msg, Contains("[2, 6]") && Contains("[5, 4]"));
+  }
+  SECTION("bias of the wrong width") {
+    hf::Variable<"w", double, Dynamic, Dynamic> w(3, 4);
+    hf::Variable<"b", double, 1, Dynamic> b(1, 5);
+    const std::string msg =
+        error_of<hf::ShapeError>([&] { (void)hf::bind(8, hf::reduce_sum(hf::matmul(x, w) + b)); });
+    CHECK_THAT(msg, Contains("[8, 4]") && Contains("[1, 5]"));
+  }
+  SECTION("a [1, c] operand broadcasts only when its one row is known at compile time") {
+    hf::Variable<"w", double, Dynamic, Dynamic> w(3, 4);
+    hf::Variable<"b", double, Dynamic, Dynamic> b(1, 4);
+    const std::string msg =
+        error_of<hf::ShapeError>([&] { (void)hf::bind(8, hf::reduce_sum(hf::matmul(x, w) + b)); });
+    CHECK_THAT(msg, Contains("[8, 4]") && Contains("[1, 4]"));
+  }
+  SECTION("elementwise product and mean squared error") {
+    hf::Variable<"w", double, Dynamic, Dynamic> w(3, 4);
+    hf::Variable<"v", double, Dynamic, Dynamic> v(3, 4);
+    hf::Placeholder<"t", double, Dynamic> t{5};
+    CHECK_THROWS_AS(hf::bind(8, hf::reduce_sum(hf::multiply(hf::matmul(x, w), v))), hf::ShapeError);
+    CHECK_THROWS_AS(hf::bind(8, hf::mean_squared_error(t, hf::matmul(x, w))), hf::ShapeError);
+  }
+  SECTION("labels of more than one column") {
+    hf::Placeholder<"y", std::int32_t, Dynamic> y{2};
+    hf::Variable<"w", double, Dynamic, Dynamic> w(3, 4);
+    const std::string msg = error_of<hf::ShapeError>(
+        [&] { (void)hf::bind(8, hf::sparse_softmax_cross_entropy(y, hf::matmul(x, w))); });
+    CHECK_THAT(msg, Contains("[8, 2]") && Contains("[8, 4]"));
+  }
+  SECTION("shapes that fit do not throw") {
+    hf::Variable<"w", double, Dynamic, Dynamic> w(3, 4);
+    hf::Variable<"b", double, 1, Dynamic> b(1, 4);
+    CHECK_NOTHROW(hf::bind(8, hf::reduce_sum(hf::matmul(x, w) + b)));
+  }
+}
+
+// --- (g) float ---------------------------------------------------------------------------------
+
+TEST_CASE("graph: a float model matches the double one", "[autodiff][graph]") {
+  Mlp<double> md;
+  Mlp<float> mf;
+  mf.w1.value = md.w1.value.cast<float>();
+  mf.b1.value = md.b1.value.cast<float>();
+  mf.w2.value = md.w2.value.cast<float>();
+  mf.b2.value = md.b2.value.cast<float>();
+  auto gd = md.bind(8);
+  auto gf = mf.bind(8);
+  const Batch b = random_batch(6, 7);
+  std::vector<float> xf(b.x.size());
+  for (std::size_t i = 0; i < xf.size(); ++i) xf[i] = static_cast<float>(b.x[i]);
+
+  const std::vector<double> xd = to_double(xf);  // the same (float-rounded) inputs
+  feed(gd, xd, b.y, b.rows);
+  feed(gf, xf, b.y, b.rows);
+  const double ld = gd.forward();
+  const float lf = gf.forward();
+  STATIC_REQUIRE(std::is_same_v<decltype(gf)::scalar, float>);
+  CHECK(std::isfinite(lf));
+  CHECK(static_cast<double>(lf) == Approx(ld).epsilon(1e-5));
+  gd.backward();
+  gf.backward();
+  CHECK(max_grad_diff(mf.grads(), md.grads()) < 1e-4);
+  CHECK(gf.compute<"accuracy">()(0, 0) == static_cast<float>(gd.compute<"accuracy">()(0, 0)));
+}
+
+// --- (h), (i), (j) sparse softmax cross-entropy ------------------------------------------------
+
+namespace {
+/// Logits are a Variable z [rows, classes] directly, so the test sets them exactly.
+template <class S, int Rows, int Classes>
+struct DirectLogits {
+  hf::Placeholder<"y", std::int32_t, 1> y;
+  hf::Variable<"z", S, Rows, Classes> z;
+  auto bind() {
+    return hf::bind(Rows, hf::named<"loss">(hf::sparse_softmax_cross_entropy(y, z)),
+                    hf::named<"softmax">(hf::softmax(z)));
+  }
+};
+}  // namespace
+
+TEST_CASE("graph: a label out of range throws InvalidArgumentError naming the row and value",
+          "[autodiff][graph]") {
+  DirectLogits<double, 4, 4> m;
+  auto g = m.bind();
+  std::vector<std::int32_t> y = {0, 1, 4, 2};
+  g.feed<"y">(y.data(), 4);
+  std::string msg = error_of<hf::InvalidArgumentError>([&] { g.forward(); });
+  CHECK_THAT(msg, Contains("labels[2] = 4") && Contains("[0, 4)"));
+  y = {-1, 1, 3, 2};
+  msg = error_of<hf::InvalidArgumentError>([&] { g.forward(); });
+  CHECK_THAT(msg, Contains("labels[0] = -1"));
+  y = {0, 1, 3, 2};
+  CHECK(g.forward() == Approx(std::log(4.0)));  // usable again
+}
+
+TEST_CASE("graph: sparse softmax cross-entropy of hand-computed examples", "[autodiff][graph]") {
+  SECTION("equal logits: log(C)") {
+    DirectLogits<double, 2, 5> m;
+    m.z.value.setConstant(0.7);
+    auto g = m.bind();
+    const std::vector<std::int32_t> y = {3, 0};
+    g.feed<"y">(y.data(), 2);
+    CHECK(g.forward() == Approx(std::log(5.0)).epsilon(1e-15));
+    g.backward();
+    // (softmax - one_hot) / batch.
+    Eigen::Matrix<double, 2, 5, Eigen::RowMajor> expected;
+    expected.setConstant(0.2 / 2);
+    expected(0, 3) -= 0.5;
+    expected(1, 0) -= 0.5;
+    CHECK(max_rel_diff(m.z.grad, expected) < 1e-15);
+  }
+  SECTION("two rows") {
+    DirectLogits<double, 2, 3> m;
+    m.z.value << 1, 2, 3,  //
+        0.5, -1, 2;
+    auto g = m.bind();
+    const std::vector<std::int32_t> y = {0, 2};
+    g.feed<"y">(y.data(), 2);
+    const double e = std::exp(1.0);
+    // Row 0: -log(e^1 / (e^1 + e^2 + e^3)) = log(1 + e + e^2).
+    const double row0 = std::log(1 + e + e * e);
+    // Row 1: -log(e^2 / (e^0.5 + e^-1 + e^2)).
+    const double row1 = std::log(std::exp(0.5) + std::exp(-1.0) + std::exp(2.0)) - 2.0;
+    CHECK(g.forward() == Approx((row0 + row1) / 2).epsilon(1e-15));
+    g.backward();
+    const double s0 = 1 + e + e * e;
+    const double s1 = std::exp(0.5) + std::exp(-1.0) + std::exp(2.0);
+    Eigen::Matrix<double, 2, 3, Eigen::RowMajor> expected;
+    expected << 1 / s0 - 1, e / s0, e * e / s0,  //
+        std::exp(0.5) / s1, std::exp(-1.0) / s1, std::exp(2.0) / s1 - 1;
+    expected /= 2;
+    CHECK(max_rel_diff(m.z.grad, expected) < 1e-14);
+    const auto p = g.compute<"softmax">();
+    CHECK(p(0, 2) == Approx(e * e / s0).epsilon(1e-15));
+    CHECK(p.row(1).sum() == Approx(1.0).epsilon(1e-15));
+  }
+}
+
+TEMPLATE_TEST_CASE("graph: logits of +-1000 give finite losses and gradients", "[autodiff][graph]",
+                   double, float) {
+  using S = TestType;
+  DirectLogits<S, 3, 3> m;
+  m.z.value << 1000, 0, -1000,  //
+      1000, 1000, 1000,         //
+      -1000, 1000, 0;
+  auto g = m.bind();
+  const std::vector<std::int32_t> y = {0, 1, 0};
+  g.template feed<"y">(y.data(), 3);
+  const S loss = g.forward();
+  // Row 0: 0; row 1: log 3; row 2: 1000 - (-1000).
+  REQUIRE(std::isfinite(loss));
+  CHECK(static_cast<double>(loss) == Approx((0 + std::log(3.0) + 2000) / 3).epsilon(1e-6));
+  g.backward();
+  REQUIRE(m.z.grad.allFinite());
+  Eigen::Matrix<double, 3, 3, Eigen::RowMajor> expected;
+  expected << 0, 0, 0,                //
+      1.0 / 3, 1.0 / 3 - 1, 1.0 / 3,  //
+      -1, 1, 0;
+  expected /= 3;
+  CHECK((m.z.grad.template cast<double>() - expected).cwiseAbs().maxCoeff() < 1e-6);
+  const auto p = g.template compute<"softmax">();
+  REQUIRE(p.allFinite());
+  CHECK(static_cast<double>(p(0, 0)) == Approx(1.0));
+  CHECK(static_cast<double>(p(1, 2)) == Approx(1.0 / 3));
+  CHECK(static_cast<double>(p(2, 1)) == Approx(1.0));
+}
