@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "hookfuse/data/idx.hpp"
+#include "idx_fixtures.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
@@ -30,36 +31,8 @@ static_assert(std::is_base_of_v<std::runtime_error, DataError>);
 
 namespace {
 
-constexpr const char* kImages = "fmnist-t10k-first100-images-idx3-ubyte";
-constexpr const char* kLabels = "fmnist-t10k-first100-labels-idx1-ubyte";
-
-std::string fixtures_setting() {
-#ifdef HOOKFUSE_FIXTURES_DIR
-  return HOOKFUSE_FIXTURES_DIR;
-#else
-  return "(HOOKFUSE_FIXTURES_DIR not defined)";
-#endif
-}
-
-/// The directory holding the IDX fixtures: <root>/idx or <root> itself.
-std::optional<fs::path> idx_fixtures() {
-#ifdef HOOKFUSE_FIXTURES_DIR
-  const fs::path root = HOOKFUSE_FIXTURES_DIR;
-  for (const fs::path& dir : {root / "idx", root}) {
-    std::error_code ec;
-    if (fs::exists(dir / kImages, ec) && fs::exists(dir / kLabels, ec)) return dir;
-  }
-#endif
-  return std::nullopt;
-}
-
-#define HF_REQUIRE_FIXTURES(dir)                                                            \
-  const std::optional<fs::path> dir = idx_fixtures();                                       \
-  if (!dir) {                                                                               \
-    WARN("SKIPPED: " << Catch::getResultCapture().getCurrentTestName() << ": fixtures dir " \
-                     << fixtures_setting() << " not found (needs " << kImages << ")");      \
-    return;                                                                                 \
-  }
+using hookfuse_test::kImages;
+using hookfuse_test::kLabels;
 
 const fs::path kDebianDir = hookfuse::data::default_fashion_mnist_dir;
 
@@ -432,7 +405,7 @@ TEST_CASE("Debian's Fashion-MNIST loads with the known shapes and first labels",
   CHECK(sum(test.images.pixels, test.images.pixels.size() - 784, 784) == 24390);
 
   // The fixture is the first 100 test examples.
-  if (const auto dir = idx_fixtures()) {
+  if (const auto dir = hookfuse_test::idx_fixtures()) {
     const auto fx = hookfuse::data::read_idx_images(*dir / kImages);
     CHECK(std::equal(fx.pixels.begin(), fx.pixels.end(), test.images.pixels.begin()));
   }

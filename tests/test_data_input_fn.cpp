@@ -16,6 +16,7 @@
 
 #include "hookfuse/data/idx.hpp"
 #include "hookfuse/data/input_fn.hpp"
+#include "idx_fixtures.hpp"
 
 namespace fs = std::filesystem;
 using hookfuse::data::Dataset;
@@ -71,25 +72,6 @@ Order identity(std::int64_t n) {
   Order o(static_cast<std::size_t>(n));
   std::iota(o.begin(), o.end(), std::int64_t{0});
   return o;
-}
-
-std::string fixtures_setting() {
-#ifdef HOOKFUSE_FIXTURES_DIR
-  return HOOKFUSE_FIXTURES_DIR;
-#else
-  return "(HOOKFUSE_FIXTURES_DIR not defined)";
-#endif
-}
-
-std::optional<fs::path> idx_fixtures() {
-#ifdef HOOKFUSE_FIXTURES_DIR
-  const fs::path root = HOOKFUSE_FIXTURES_DIR;
-  for (const fs::path& dir : {root / "idx", root}) {
-    std::error_code ec;
-    if (fs::exists(dir / "fmnist-t10k-first100-images-idx3-ubyte.gz", ec)) return dir;
-  }
-#endif
-  return std::nullopt;
 }
 
 }  // namespace
@@ -238,15 +220,10 @@ TEST_CASE("bad options and inconsistent data are rejected", "[data][input_fn]") 
 }
 
 TEST_CASE("batches over the Fashion-MNIST fixture", "[data][input_fn]") {
-  const auto dir = idx_fixtures();
-  if (!dir) {
-    WARN("SKIPPED: " << Catch::getResultCapture().getCurrentTestName() << ": fixtures dir "
-                     << fixtures_setting() << " not found");
-    return;
-  }
+  HF_REQUIRE_FIXTURES(dir);
   const Dataset ds =
-      hookfuse::data::load_idx_pair(*dir / "fmnist-t10k-first100-images-idx3-ubyte.gz",
-                                    *dir / "fmnist-t10k-first100-labels-idx1-ubyte");
+      hookfuse::data::load_idx_pair(*dir / (std::string(hookfuse_test::kImages) + ".gz"),
+                                    *dir / hookfuse_test::kLabels);
 
   SECTION("in file order") {
     NumpyInputFn<float> fn(ds, {.batch_size = 32, .num_epochs = 1, .shuffle = false});

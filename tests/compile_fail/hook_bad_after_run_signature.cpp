@@ -3,34 +3,12 @@
 // an error naming the hook (check_hook<BadAfterRunHook>) and after_run, not a hook that silently
 // never sees the event. Control: tests/compile_ok/hook_bad_after_run_signature.cpp (the same
 // snippet, fixed).
-#include <hookfuse/hookfuse.hpp>
+#include "lr_session.hpp"
 
 using namespace hookfuse;
-
-struct LrInput {
-  float x = 1.0f;
-  float y = 2.0f;
-  bool next() { return true; }
-  Index batch_size() const { return 1; }
-  template <class G>
-  void feed(G& g) {
-    g.template feed<"x">(&x, 1);
-    g.template feed<"y">(&y, 1);
-  }
-};
 
 struct BadAfterRunHook {
   void after_run(int) {}
 };
 
-int main() {
-  Placeholder<"x", float, 1> x;
-  Placeholder<"y", float, 1> y;
-  Variable<"W", float, 1, 1> W;
-  Variable<"b", float, 1, 1> b;
-  GlobalStep gs;
-  auto loss = named<"loss">(mean_squared_error(y, matmul(x, W) + b));
-  auto train_op = GradientDescentOptimizer(0.01).minimize(loss, gs);
-  MonitoredTrainingSession session(train_op, LrInput{}, hooks(BadAfterRunHook{}));
-  while (!session.should_stop()) session.run();
-}
+int main() { lr_snippet::train(BadAfterRunHook{}); }

@@ -1,34 +1,12 @@
 // expect: (check_hook(\(\) \[with Hook = |<)BadBeginHook[,;].*hookfuse: this hook declares begin, but it cannot be called as begin\(\)|hookfuse: this hook declares begin, but it cannot be called as begin\(\).*check_hook(\(\) \[with Hook = |<)BadBeginHook[,;])
 // A hook declaring begin(int): an error naming the hook (check_hook<BadBeginHook>) and begin.
 // Control: tests/compile_ok/hook_bad_begin_signature.cpp (the same snippet, fixed).
-#include <hookfuse/hookfuse.hpp>
+#include "lr_session.hpp"
 
 using namespace hookfuse;
-
-struct LrInput {
-  float x = 1.0f;
-  float y = 2.0f;
-  bool next() { return true; }
-  Index batch_size() const { return 1; }
-  template <class G>
-  void feed(G& g) {
-    g.template feed<"x">(&x, 1);
-    g.template feed<"y">(&y, 1);
-  }
-};
 
 struct BadBeginHook {
   void begin(int) {}
 };
 
-int main() {
-  Placeholder<"x", float, 1> x;
-  Placeholder<"y", float, 1> y;
-  Variable<"W", float, 1, 1> W;
-  Variable<"b", float, 1, 1> b;
-  GlobalStep gs;
-  auto loss = named<"loss">(mean_squared_error(y, matmul(x, W) + b));
-  auto train_op = GradientDescentOptimizer(0.01).minimize(loss, gs);
-  MonitoredTrainingSession session(train_op, LrInput{}, hooks(BadBeginHook{}));
-  while (!session.should_stop()) session.run();
-}
+int main() { lr_snippet::train(BadBeginHook{}); }
