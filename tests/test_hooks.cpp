@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "lr_model.hpp"
+
 using namespace hookfuse;
 namespace hana = boost::hana;
 
@@ -72,26 +74,7 @@ struct CountingInput {
   }
 };
 
-/// The linear regression: placeholders, variables, global step. The expressions refer to the
-/// variables by address, so a Model stays where it is.
-struct Model {
-  Placeholder<"x", float, 1> x;
-  Placeholder<"y", float, 1> y;
-  Variable<"W", float, 1, 1> W;
-  Variable<"b", float, 1, 1> b;
-  GlobalStep gs;
-
-  explicit Model(std::int64_t initial_step = 0) { gs.value = initial_step; }
-  Model(const Model&) = delete;
-  Model& operator=(const Model&) = delete;
-
-  auto loss() { return named<"loss">(mean_squared_error(y, matmul(x, W) + b)); }
-  /// A metric outside the loss's graph: mean(x) = i / 4 in run i.
-  auto accuracy() { return named<"accuracy">(reduce_mean(x)); }
-  auto train_op(double learning_rate = 0.0) {
-    return GradientDescentOptimizer(learning_rate).minimize(loss(), gs);
-  }
-};
+using Model = hookfuse_test::LrModel;
 
 template <class Session>
 int run_until_stop(Session& session, int max_runs = 100000) {

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "lr_model.hpp"
+
 using namespace hookfuse;
 namespace hana = boost::hana;
 
@@ -46,22 +48,7 @@ struct CountingInput {
   }
 };
 
-struct Model {
-  Placeholder<"x", float, 1> x;
-  Placeholder<"y", float, 1> y;
-  Variable<"W", float, 1, 1> W;
-  Variable<"b", float, 1, 1> b;
-  GlobalStep gs;
-
-  explicit Model(std::int64_t initial_step = 0) { gs.value = initial_step; }
-  Model(const Model&) = delete;
-  Model& operator=(const Model&) = delete;
-
-  auto loss() { return named<"loss">(mean_squared_error(y, matmul(x, W) + b)); }
-  /// Outside the loss's graph: computed only when fetched. sum(x) = i in run i.
-  auto probe() { return named<"probe">(reduce_sum(x)); }
-  auto train_op() { return GradientDescentOptimizer(0.0).minimize(loss(), gs); }
-};
+using Model = hookfuse_test::LrModel;
 
 /// Records every event it sees, as "<name>.<event>", into a log owned by the test. Optionally
 /// throws from after_run in a given run, or requests a stop in before_run/after_run of a run.

@@ -1,0 +1,37 @@
+// tests/lr_model.hpp: the one-feature linear regression the hook and session tests train.
+#pragma once
+
+#include <cstdint>
+#include <hookfuse/hookfuse.hpp>
+
+namespace hookfuse_test {
+
+/// Placeholders "x" and "y" ([batch, 1]), variables "W" and "b" (start at 0), a global step.
+/// The expressions refer to the variables by address, so a model stays where it is.
+struct LrModel {
+  hookfuse::Placeholder<"x", float, 1> x;
+  hookfuse::Placeholder<"y", float, 1> y;
+  hookfuse::Variable<"W", float, 1, 1> W;
+  hookfuse::Variable<"b", float, 1, 1> b;
+  hookfuse::GlobalStep gs;
+
+  explicit LrModel(std::int64_t initial_step = 0) { gs.value = initial_step; }
+  LrModel(const LrModel&) = delete;
+  LrModel& operator=(const LrModel&) = delete;
+
+  /// "loss": mean((W x + b - y)^2).
+  auto loss() {
+    using namespace hookfuse;
+    return named<"loss">(mean_squared_error(y, matmul(x, W) + b));
+  }
+  /// "accuracy", a metric outside the loss's graph: mean(x) over the batch.
+  auto accuracy() { return hookfuse::named<"accuracy">(hookfuse::reduce_mean(x)); }
+  /// "probe", outside the loss's graph: computed only when fetched; sum(x) over the batch.
+  auto probe() { return hookfuse::named<"probe">(hookfuse::reduce_sum(x)); }
+  /// SGD on the loss; the default learning rate 0 keeps W = b = 0, so the loss shows the input.
+  auto train_op(double learning_rate = 0.0) {
+    return hookfuse::GradientDescentOptimizer(learning_rate).minimize(loss(), gs);
+  }
+};
+
+}  // namespace hookfuse_test
