@@ -93,24 +93,57 @@ struct OneBatch {
 };
 }  // namespace
 
+namespace {
+/// Requests both gradients, so the session stores them (no fused update for W and b).
+struct GradientWatcher {
+  double dW = 0, db = 0;
+  hf::SessionRunArgs<"gradients/W", "gradients/b"> before_run(hf::SessionRunContext&) {
+    return {};
+  }
+  void after_run(hf::SessionRunContext&,
+                 const hf::SessionRunValues<"gradients/W", "gradients/b">& v) {
+    dW = v.get<"gradients/W">().item();
+    db = v.get<"gradients/b">().item();
+  }
+};
+}  // namespace
+
 TEST_CASE("GradientDescentOptimizer: v -= lr * grad for every variable, global_step += 1") {
+  // Predictions -0.5, 0; errors -3.5, -5; dL/dW = mean(2 e x) = (2*-3.5*1 + 2*-5*2)/2 = -13.5,
+  // dL/db = mean(2 e) = -8.5. The same update whether the gradients are stored (a hook reads
+  // them) or the update is fused into the backward pass (no hook does).
   hf::Placeholder<"x", double, 1> x;
   hf::Placeholder<"y", double, 1> y;
   hf::Variable<"W", double, 1, 1> W;
   hf::Variable<"b", double, 1, 1> b;
-  W.value(0, 0) = 0.5;
-  b.value(0, 0) = -1.0;
   auto loss = hf::named<"loss">(hf::mean_squared_error(y, hf::matmul(x, W) + b));
   hf::GlobalStep global_step{41};
   auto train_op = hf::GradientDescentOptimizer(0.1).minimize(loss, global_step);
-  hf::MonitoredTrainingSession session(train_op, OneBatch{}, hf::hooks());
-  session.run();
-  // Predictions -0.5, 0; errors -3.5, -5; dL/dW = mean(2 e x) = (2*-3.5*1 + 2*-5*2)/2 = -13.5,
-  // dL/db = mean(2 e) = -8.5.
-  CHECK(W.grad(0, 0) == Approx(-13.5));
-  CHECK(b.grad(0, 0) == Approx(-8.5));
-  CHECK(W.value(0, 0) == Approx(0.5 + 1.35));
-  CHECK(b.value(0, 0) == Approx(-1.0 + 0.85));
-  CHECK(global_step.value == 42);
-  CHECK(session.global_step() == 42);
+  auto check_step = [&](auto hook_list, auto stored_tag) {
+    constexpr bool stored = decltype(stored_tag)::value;
+    W.value(0, 0) = 0.5;
+    b.value(0, 0) = -1.0;
+    W.grad.setZero();
+    b.grad.setZero();
+    global_step.value = 41;
+    hf::MonitoredTrainingSession session(train_op, OneBatch{}, hook_list);
+    using Session = decltype(session);
+    CHECK(Session::template update_fused<"W"> == !stored);
+    session.run();
+    if constexpr (stored) {
+      CHECK(W.grad(0, 0) == Approx(-13.5));
+      CHECK(b.grad(0, 0) == Approx(-8.5));
+      const auto& watcher = boost::hana::at_c<0>(session.hooks());
+      CHECK(watcher.dW == Approx(-13.5));
+      CHECK(watcher.db == Approx(-8.5));
+    } else {
+      CHECK(W.grad(0, 0) == 0.0);  // fused: the gradient is never stored
+    }
+    CHECK(W.value(0, 0) == Approx(0.5 + 1.35));
+    CHECK(b.value(0, 0) == Approx(-1.0 + 0.85));
+    CHECK(global_step.value == 42);
+    CHECK(session.global_step() == 42);
+  };
+  SECTION("gradients stored") { check_step(hf::hooks(GradientWatcher{}), std::true_type{}); }
+  SECTION("update fused") { check_step(hf::hooks(), std::false_type{}); }
 }

@@ -9,4 +9,5 @@
 #include "hookfuse/autodiff/reduce_ops.hpp"
 #include "hookfuse/autodiff/storage.hpp"
 #include "hookfuse/autodiff/tape.hpp"
+#include "hookfuse/autodiff/threads.hpp"
 #include "hookfuse/autodiff/variable.hpp"

@@ -92,6 +92,14 @@ void gemm_add(Dst& dst, const Lhs& a_lhs, const Rhs& a_rhs, typename Dst::Scalar
       d.noalias() += alpha * (a_lhs.row(0) * a_rhs);
       return;
     }
+#ifdef EIGEN_HAS_OPENMP
+    // Opt-in threads (autodiff/threads.hpp): Eigen's own product splits the GEMM across the
+    // threads, with packing buffers of its own for each call.
+    if (Eigen::nbThreads() > 1) {
+      dst.noalias() += alpha * a_lhs * a_rhs;
+      return;
+    }
+#endif
     if (!ws.fits(rows, cols, depth)) ws.reserve(rows, cols, depth);  // first use only
 
     using LhsBlasTraits = blas_traits<Lhs>;

@@ -3,9 +3,17 @@
 // `bind(capacity, loss, fetches...)` lays out a value buffer for every tensor of the tape and an
 // adjoint buffer for every tensor the loss's gradient reaches, all sized for `capacity` rows.
 // After that, forward() and backward() allocate nothing.
+//
+// The fused update: backward<Pin>(optimizer) folds an optimizer whose update is linear in the
+// gradient (SGD) into the backward pass for every variable that has exactly one consumer and is
+// not pinned (a hook reads its gradient or value): its gradient contributions go straight into
+// its value, so the gradient is never stored; apply_unfused<Pin>(optimizer) then updates the
+// rest from their stored gradients. Which variables are fused is decided at compile time.
 #pragma once
 
+#include <concepts>
 #include <stdexcept>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
@@ -93,6 +101,39 @@ constexpr bool first_write() {
   return !later;
 }
 
+/// How often entry C is an operand of the entries at positions First..Last of the tape.
+template <class Entries, std::size_t C, std::size_t First, std::size_t Last>
+constexpr std::size_t operand_count() {
+  std::size_t n = 0;
+  [&]<std::size_t... Js>(std::index_sequence<Js...>) {
+    ((n += [] {
+       std::size_t k = 0;
+       if constexpr (Js >= First && Js <= Last)
+         for (auto d : std::tuple_element_t<Js, Entries>::children) k += d == C ? 1 : 0;
+       return k;
+     }()),
+     ...);
+  }(std::make_index_sequence<std::tuple_size_v<Entries>>{});
+  return n;
+}
+
+/// An optimizer whose update is `value += update_scale * gradient` (plain SGD): it can be folded
+/// into the backward pass.
+template <class Opt>
+concept LinearUpdate = requires(const Opt& o) {
+  { o.template update_scale<float>() } -> std::same_as<float>;
+  { o.template update_scale<double>() } -> std::same_as<double>;
+};
+
+/// Fusion policies (which variables keep a stored gradient): Pin::pinned(variable name).
+struct FuseNone {
+  static constexpr bool pinned(std::string_view) { return true; }
+};
+struct FuseAll {
+  static constexpr bool pinned(std::string_view) { return false; }
+};
+struct NoOptimizer {};
+
 template <class T>
 constexpr auto flatten_all(T tape) {
   return tape;
@@ -133,6 +174,16 @@ class Graph {
   static constexpr std::size_t index_of = detail::find_name<Name>(names_type{});
   template <fixed_string Name>
   static constexpr bool has = index_of<Name> != detail::npos;
+  /// The named tensor has an adjoint after backward(): the loss depends on it and it depends
+  /// on a Variable.
+  template <fixed_string Name>
+  static constexpr bool has_adjoint = [] {
+    if constexpr (has<Name>)
+      return index_of<Name> <= Loss &&
+             std::tuple_element_t<index_of<Name>, entries_type>::requires_grad;
+    else
+      return false;
+  }();
 
   /// Points the placeholder `Name` at `rows` rows of input ([rows, cols], row-major, or a
   /// column vector for labels). The data must stay valid until the step's fetches are read.
@@ -161,9 +212,51 @@ class Graph {
 
   /// Writes d loss / d x into the adjoint of every tensor the loss reaches, and into `grad` of
   /// every Variable (overwriting the previous step's gradient).
-  void backward() {
+  void backward() { backward<detail::FuseNone>(detail::NoOptimizer{}); }
+
+  /// The backward pass with the optimizer's update folded in for every variable for which
+  /// update_fused_at<Pin, I>() holds (their `grad` is not written; their value is updated);
+  /// the other variables get their gradient in `grad` as with backward(). Follow it with
+  /// apply_unfused<Pin>(optimizer). With an optimizer that is not LinearUpdate, nothing is fused.
+  template <class Pin, class Optimizer>
+  void backward(const Optimizer& optimizer) {
+    using P = std::conditional_t<detail::LinearUpdate<Optimizer>, Pin, detail::FuseNone>;
     std::get<Loss>(slots_).adjoint().setConstant(scalar(1));
-    backward_range(std::make_index_sequence<Loss + 1>{});
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (backward_one<Loss - I, P>(optimizer), ...);
+    }(std::make_index_sequence<Loss + 1>{});
+  }
+
+  /// optimizer.apply(variable) for every variable whose update backward<Pin> did not fold in.
+  template <class Pin, class Optimizer>
+  void apply_unfused(const Optimizer& optimizer) {
+    using P = std::conditional_t<detail::LinearUpdate<Optimizer>, Pin, detail::FuseNone>;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (apply_one<I, P>(optimizer), ...);
+    }(std::make_index_sequence<size>{});
+  }
+
+  /// True when the update of the Variable at tape position I is folded into the backward pass
+  /// under policy Pin: the variable is not pinned, is an operand exactly once on the whole tape,
+  /// and that use lies in the loss's graph. (A second use would read the value after the update,
+  /// or contribute a second gradient term after it.)
+  template <class Pin, std::size_t I>
+  static constexpr bool update_fused_at() {
+    using E = std::tuple_element_t<I, entries_type>;
+    if constexpr (requires { typename E::variable_type; }) {
+      return !Pin::pinned(E::variable_type::name.view()) &&
+             detail::operand_count<entries_type, I, 0, size - 1>() == 1 &&
+             detail::operand_count<entries_type, I, 0, Loss>() == 1;
+    } else {
+      return false;
+    }
+  }
+
+  /// update_fused_at for a Variable by name (false for an unknown name or a non-variable).
+  template <class Pin, fixed_string Name>
+  static constexpr bool update_fused() {
+    if constexpr (has<Name>) return update_fused_at<Pin, index_of<Name>>();
+    else return false;
   }
 
   /// Computes the named tensor if forward() did not (for a tensor outside the loss's graph) and
@@ -298,21 +391,34 @@ class Graph {
     }
   }
 
-  template <std::size_t... I>
-  void backward_range(std::index_sequence<I...>) {
-    (backward_one<Loss - I>(), ...);
-  }
-  template <std::size_t I>
-  void backward_one() {
+  template <std::size_t I, class Pin, class Optimizer>
+  void backward_one(const Optimizer& optimizer) {
     using E = std::tuple_element_t<I, entries_type>;
     if constexpr (requires { typename E::op_type; }) {
       if constexpr (E::requires_grad) {
         auto& slot = std::get<I>(slots_);
         [&]<std::size_t... K>(std::index_sequence<K...>) {
           constexpr auto cs = E::children;
-          (backward_operand<I, K>(slot, std::get<cs[K]>(slots_).value()...), ...);
+          // Operands whose update is fused come last: the others' backward may still read the
+          // variable's value (dX = dY W^T before W changes).
+          (backward_pass_operand<I, K, false, Pin>(optimizer, slot,
+                                                   std::get<cs[K]>(slots_).value()...),
+           ...);
+          (backward_pass_operand<I, K, true, Pin>(optimizer, slot,
+                                                  std::get<cs[K]>(slots_).value()...),
+           ...);
         }(std::make_index_sequence<E::children.size()>{});
       }
+    }
+  }
+  /// Operand K of entry I, in the unfused (Fused = false) or the fused round.
+  template <std::size_t I, std::size_t K, bool Fused, class Pin, class Optimizer, class Sl,
+            class... Vals>
+  void backward_pass_operand(const Optimizer& optimizer, Sl& slot, const Vals&... vals) {
+    constexpr std::size_t c = std::tuple_element_t<I, entries_type>::children[K];
+    if constexpr (update_fused_at<Pin, c>() == Fused) {
+      if constexpr (Fused) backward_update<I, K>(optimizer, slot, vals...);
+      else backward_operand<I, K>(slot, vals...);
     }
   }
   template <std::size_t I, std::size_t K, class Sl, class... Vals>
@@ -324,6 +430,21 @@ class Graph {
       detail::GradTarget<decltype(adj), detail::first_write<entries_type, Loss, I, K>()> t{adj};
       std::get<I>(kernels_).template backward<K>(t, slot.adjoint(), slot.value(), vals...);
     }
+  }
+  template <std::size_t I, std::size_t K, class Optimizer, class Sl, class... Vals>
+  void backward_update(const Optimizer& optimizer, Sl& slot, const Vals&... vals) {
+    if constexpr (detail::LinearUpdate<Optimizer>) {
+      constexpr std::size_t c = std::tuple_element_t<I, entries_type>::children[K];
+      using S = typename std::tuple_element_t<c, entries_type>::scalar;
+      auto value = std::get<c>(slots_).value();
+      detail::UpdateTarget<decltype(value)> t{value, optimizer.template update_scale<S>()};
+      std::get<I>(kernels_).template backward<K>(t, slot.adjoint(), slot.value(), vals...);
+    }
+  }
+  template <std::size_t I, class Pin, class Optimizer>
+  void apply_one(const Optimizer& optimizer) {
+    if constexpr (requires { std::get<I>(slots_).var; } && !update_fused_at<Pin, I>())
+      optimizer.apply(*std::get<I>(slots_).var);
   }
 
   using slots_type = decltype(make_slots(std::declval<entries_type>(),

@@ -90,6 +90,12 @@ using run_args_t = typename run_args<H>::type;
 template <class H>
 using run_values_t = typename detail::values_of<run_args_t<H>>::type;
 
+/// A hook that reads variables' gradients itself (through session.graph(), not through a
+/// "gradients/<name>" fetch) declares `static constexpr bool reads_gradients = true;`. The
+/// session then stores every gradient instead of folding the update into the backward pass.
+template <class H>
+concept ReadsGradients = requires { requires bool(H::reads_gradients); };
+
 /// Checks one hook against the protocol for a session type; fails to compile, naming the hook
 /// (in the instantiation context, `Hook = ...`) and the method, when a declared method is not
 /// callable as the protocol calls it.

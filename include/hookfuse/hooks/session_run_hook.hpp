@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <Eigen/Core>
 
 #include "hookfuse/fixed_string.hpp"
@@ -10,7 +11,9 @@
 namespace hookfuse {
 
 /// What a hook's before_run asks the session to compute in this run: the names of model tensors
-/// ("loss", "accuracy", "global_step"). The names are checked against the model at compile time.
+/// ("loss", "accuracy", "global_step"), or "gradients/<name>" for d loss / d <name> (a variable
+/// such as "gradients/dense/kernel", or any tensor the loss depends on), like tf.gradients.
+/// The names are checked against the model at compile time.
 /// `active == false` is TensorFlow's `return None`: nothing is requested this run, so a tensor
 /// outside the loss's graph (a metric) is not computed.
 template <fixed_string... Names>
@@ -70,6 +73,23 @@ TensorValue tensor_value(const M& m) {
           row_major ? 1 : m.outerStride(), dtype_of<T>()};
 }
 
+inline constexpr std::string_view gradients_prefix = "gradients/";
+
+/// "gradients/dense/kernel" -> "dense/kernel"; "" for a name without the prefix.
+constexpr std::string_view gradient_target(std::string_view name) {
+  return name.starts_with(gradients_prefix) ? name.substr(gradients_prefix.size())
+                                            : std::string_view{};
+}
+
+/// The fixed_string after "gradients/" of a gradient fetch name.
+template <fixed_string Name>
+constexpr auto gradient_target_name() {
+  constexpr std::size_t n = Name.size() - gradients_prefix.size();
+  fixed_string<n + 1> out;
+  for (std::size_t i = 0; i < n; ++i) out.data[i] = Name.data[gradients_prefix.size() + i];
+  return out;
+}
+
 template <fixed_string Name, fixed_string... Names>
 constexpr std::size_t position() {
   std::size_t i = 0, found = sizeof...(Names);
@@ -80,7 +100,8 @@ constexpr std::size_t position() {
 
 /// What after_run receives: the values of the tensors that the hook's before_run requested, in
 /// this run (tensors computed before the variables were updated; "global_step" is the value
-/// before this run's increment, as in TensorFlow). Read one with `values.get<"loss">()`.
+/// before this run's increment, as in TensorFlow). A requested Variable is a view of the
+/// variable itself, so in after_run it already shows this run's update. Read one with `values.get<"loss">()`.
 template <fixed_string... Names>
 struct SessionRunValues {
   TensorValue results[sizeof...(Names) == 0 ? 1 : sizeof...(Names)];

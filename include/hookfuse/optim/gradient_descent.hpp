@@ -44,6 +44,13 @@ class GradientDescentOptimizer {
     variable.value.noalias() -= static_cast<S>(learning_rate_) * variable.grad;
   }
 
+  /// SGD's update is linear in the gradient (value += update_scale * gradient), so the session
+  /// folds it into the backward pass when no hook reads the gradient (see graph.hpp).
+  template <class S>
+  S update_scale() const {
+    return static_cast<S>(-learning_rate_);
+  }
+
   double learning_rate() const { return learning_rate_; }
 
  private:

@@ -5,6 +5,15 @@
 // run() is one function: every hook's before_run, the next batch, forward, backward, the fetches
 // some hook asked for, the update, every hook's after_run, the stop check. No virtual calls, no
 // std::function, no heap allocation.
+//
+// The fused update: when the optimizer's update is linear in the gradient (SGD), the update of
+// every variable whose gradient no hook can see is folded into the backward pass (the weight-
+// gradient product accumulates straight into the weights). A variable stays unfused, its
+// gradient stored in Variable::grad and applied after the fetches as before, when a hook
+// requests "gradients/<variable>", when any hook declares `reads_gradients`, or when the
+// variable is used more than once in the model. (A hook that requests a variable itself gets a
+// view of it, which shows this run's update in after_run on both paths.) Decided at
+// compile time; see update_fused below.
 #pragma once
 
 #include <boost/hana/at.hpp>
@@ -34,11 +43,29 @@ namespace detail {
 template <class Hook, fixed_string Name, bool Known>
 constexpr bool check_fetch() {
   static_assert(Known,
-                "hookfuse: a hook fetches a tensor name that the model does not have "
+                "hookfuse: a hook fetches a tensor name that the model does not have, or "
+                "'gradients/<name>' of a tensor the loss has no gradient for "
                 "(the hook is 'Hook' and the name is 'Name' in the instantiation above)");
   return Known;
 }
 inline constexpr fixed_string global_step_name{"global_step"};
+
+/// The session's fusion policy: a variable is pinned (its gradient stored) when a hook could see
+/// its gradient: it requests "gradients/<variable>" or declares reads_gradients.
+template <class Hooks>
+struct HookPins;
+template <class... Hs>
+struct HookPins<boost::hana::tuple<Hs...>> {
+  template <fixed_string... Ns>
+  static constexpr bool requested(SessionRunArgs<Ns...>, std::string_view var) {
+    (void)var;  // unused when the hook requests nothing
+    return ((gradient_target(Ns.view()) == var) || ...);
+  }
+  static constexpr bool pinned(std::string_view var) {
+    (void)var;  // unused in a session without hooks
+    return ((ReadsGradients<Hs> || requested(run_args_t<Hs>{}, var)) || ...);
+  }
+};
 }  // namespace detail
 
 /// Runs a train op with hooks, like tf.compat.v1.train.MonitoredTrainingSession:
@@ -58,6 +85,9 @@ class MonitoredTrainingSession {
 
  public:
   using graph_type = decltype(bind(Index{}, std::declval<loss_type&>(), std::declval<Extras&>()...));
+  using optimizer_type = decltype(std::declval<TrainOpT&>().optimizer);
+  /// Which variables keep a stored gradient (detail::HookPins): what update_fused consults.
+  using pins = detail::HookPins<Hooks>;
   static constexpr std::size_t num_hooks = decltype(boost::hana::length(std::declval<Hooks>()))::value;
 
   MonitoredTrainingSession(TrainOpT train_op, Input input, Hooks hooks, Extras... extras)
@@ -78,6 +108,13 @@ class MonitoredTrainingSession {
   MonitoredTrainingSession& operator=(const MonitoredTrainingSession&) = delete;
 
   ~MonitoredTrainingSession() { close(); }
+
+  /// True when run() folds the optimizer's update of the Variable `Name` into the backward pass
+  /// (its gradient is never stored; Variable::grad keeps its old contents). See the file comment
+  /// for when a variable stays unfused.
+  template <fixed_string Name>
+  static constexpr bool update_fused = detail::LinearUpdate<optimizer_type> &&
+                                       graph_type::template update_fused<pins, Name>();
 
   /// True once a hook requested a stop, the input ran out, or the session was closed.
   bool should_stop() const { return should_stop_ || closed_; }
@@ -100,10 +137,10 @@ class MonitoredTrainingSession {
     }
     input_.feed(graph_);
     graph_.forward();
-    graph_.backward();
+    graph_.template backward<pins>(train_op_.optimizer);  // fused updates happen here
     stale_global_step_ = train_op_.global_step->value;
     auto values = hana::transform(args, [this](const auto& a) { return fetch_all(a); });
-    graph_.for_each_variable([this](auto& v) { train_op_.optimizer.apply(v); });
+    graph_.template apply_unfused<pins>(train_op_.optimizer);
     ++train_op_.global_step->value;
     hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>),
                    [&](auto i) {
@@ -132,11 +169,15 @@ class MonitoredTrainingSession {
   std::int64_t global_step() const { return train_op_.global_step->value; }
 
   /// The value of a named tensor for the last batch fed (computing it if no run did), or the
-  /// current global step for "global_step". Like session.run(tensor) inside end().
+  /// current global step for "global_step", or the last stored gradient for "gradients/<name>".
+  /// Like session.run(tensor) inside end().
   template <fixed_string Name>
   TensorValue fetch() {
     if constexpr (Name == detail::global_step_name) {
       return {&train_op_.global_step->value, 1, 1, 1, 1, DType::int64};
+    } else if constexpr (is_gradient_fetch<Name>()) {
+      return detail::tensor_value(
+          graph_.template adjoint<detail::gradient_target_name<Name>()>());
     } else {
       static_assert(graph_type::template has<Name>,
                     "hookfuse: the model has no tensor with this name");
@@ -174,8 +215,14 @@ class MonitoredTrainingSession {
   static constexpr void check_names(SessionRunArgs<Names...>) {
     (detail::check_fetch<H, Names,
                          Names == detail::global_step_name ||
-                             graph_type::template has<Names>>(),
+                             graph_type::template has<Names> || is_gradient_fetch<Names>()>(),
      ...);
+  }
+  /// "gradients/<name>" where the loss depends on <name> and <name> on a variable.
+  template <fixed_string Name>
+  static constexpr bool is_gradient_fetch() {
+    if constexpr (detail::gradient_target(Name.view()).empty()) return false;
+    else return graph_type::template has_adjoint<detail::gradient_target_name<Name>()>;
   }
 
   template <fixed_string... Names>
@@ -191,6 +238,9 @@ class MonitoredTrainingSession {
   TensorValue fetch_stale() {
     if constexpr (Name == detail::global_step_name)
       return {&stale_global_step_, 1, 1, 1, 1, DType::int64};
+    else if constexpr (is_gradient_fetch<Name>())
+      return detail::tensor_value(
+          graph_.template adjoint<detail::gradient_target_name<Name>()>());
     else if constexpr (graph_type::template has<Name>)
       return detail::tensor_value(graph_.template compute<Name>());
     else
