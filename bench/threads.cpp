@@ -1,0 +1,46 @@
+// bench/threads.cpp: the Fashion-MNIST step (bench/step.cpp's BM_hookfuse_step, four hooks) with
+// opt-in OpenMP threads: 1 and 2 threads at batch 32 and 128, set with
+// hookfuse::set_intra_op_parallelism_threads. Built with OpenMP when CMake finds it; without
+// OpenMP the benchmark reports an error instead of a number.
+//   ./build/bench/threads --benchmark_min_time=1 --benchmark_repetitions=3
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <hookfuse/hookfuse.hpp>
+
+#include "mlp.hpp"
+#include "peak.hpp"
+
+namespace hf = hookfuse;
+using namespace hookfuse_bench;
+
+namespace {
+
+void BM_hookfuse_step_threads(benchmark::State& state) {
+  const auto batch = static_cast<hf::Index>(state.range(0));
+  const int threads = static_cast<int>(state.range(1));
+  if (!hf::has_openmp && threads > 1) {
+    state.SkipWithError("built without OpenMP: threads are not available");
+    return;
+  }
+  measured_peak_flops();  // measured on one thread, before the step's threads start
+  hf::set_intra_op_parallelism_threads(threads);
+  with_hookfuse_session(RandomBatch(batch), 0.01, [&](auto& session) {
+    const auto start = std::chrono::steady_clock::now();
+    for (auto _ : state) session.run();
+    report_flops(state, mlp_step_flops(batch), start);
+  });
+  hf::set_intra_op_parallelism_threads(1);
+  state.counters["threads"] = threads;
+}
+
+}  // namespace
+
+BENCHMARK(BM_fma_peak)->Iterations(1);
+BENCHMARK(BM_hookfuse_step_threads)
+    ->ArgNames({"batch", "threads"})
+    ->Args({32, 1})->Args({32, 2})->Args({128, 1})->Args({128, 2})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+BENCHMARK_MAIN();
