@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 
@@ -32,9 +33,14 @@ class SecondOrStepTimer {
   void reset() {
     last_step_.reset();
     last_time_ = 0.0;
+    not_before_ = std::numeric_limits<std::int64_t>::min();
   }
 
   bool should_trigger_for_step(std::int64_t step) const {
+    // A step timer between triggers: one comparison, no clock read (the hot path of a hook
+    // that does not fire). not_before_ is last + every_steps, or the lowest step before the
+    // first trigger and for a time-based timer.
+    if (step < not_before_) return false;
     if (!last_step_) return true;
     if (*last_step_ == step) return false;
     if (every_secs_ && clock_.now() >= last_time_ + *every_secs_) return true;
@@ -58,6 +64,7 @@ class SecondOrStepTimer {
     }
     last_time_ = now;
     last_step_ = step;
+    if (every_steps_) not_before_ = step + *every_steps_;
     return e;
   }
 
@@ -69,6 +76,7 @@ class SecondOrStepTimer {
   C clock_;
   std::optional<std::int64_t> last_step_;
   double last_time_ = 0.0;
+  std::int64_t not_before_ = std::numeric_limits<std::int64_t>::min();
 };
 
 }  // namespace hookfuse

@@ -23,6 +23,7 @@
 #include <boost/hana/transform.hpp>
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/unpack.hpp>
+#include <array>
 #include <cstdint>
 #include <utility>
 
@@ -139,7 +140,9 @@ class MonitoredTrainingSession {
     graph_.forward();
     graph_.template backward<pins>(train_op_.optimizer);  // fused updates happen here
     stale_global_step_ = train_op_.global_step->value;
-    auto values = hana::transform(args, [this](const auto& a) { return fetch_all(a); });
+    hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
+      fill_values(hana::at(values_, i), hana::at(args, i), fetched_[i]);
+    });
     graph_.template apply_unfused<pins>(train_op_.optimizer);
     ++train_op_.global_step->value;
     hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>),
@@ -147,7 +150,7 @@ class MonitoredTrainingSession {
                      auto& h = hana::at(hooks_, i);
                      using H = std::remove_cvref_t<decltype(h)>;
                      if constexpr (HandlesAfterRun<H, run_values_t<H>>)
-                       h.after_run(ctx, hana::at(values, i));
+                       h.after_run(ctx, hana::at(values_, i));
                    });
     should_stop_ = should_stop_ || ctx.stop_requested();
     in_run_ = false;
@@ -225,14 +228,21 @@ class MonitoredTrainingSession {
     else return graph_type::template has_adjoint<detail::gradient_target_name<Name>()>;
   }
 
+  /// The values a hook receives, kept from run to run so that a run in which a hook asks for
+  /// nothing costs nothing: filled when the hook's args are active, cleared (once) when not.
   template <fixed_string... Names>
-  SessionRunValues<Names...> fetch_all(const SessionRunArgs<Names...>& a) {
-    SessionRunValues<Names...> v{};
-    if (a.active) {
-      std::size_t i = 0;
-      ((v.results[i++] = fetch_stale<Names>()), ...);
+  void fill_values(SessionRunValues<Names...>& v, const SessionRunArgs<Names...>& a,
+                   bool& fetched) {
+    if constexpr (sizeof...(Names) > 0) {
+      if (a.active) {
+        std::size_t i = 0;
+        ((v.results[i++] = fetch_stale<Names>()), ...);
+        fetched = true;
+      } else if (fetched) {
+        v = SessionRunValues<Names...>{};
+        fetched = false;
+      }
     }
-    return v;
   }
   template <fixed_string Name>
   TensorValue fetch_stale() {
@@ -247,10 +257,19 @@ class MonitoredTrainingSession {
       return TensorValue{};  // unknown name: reported by check_fetch in the constructor
   }
 
+  template <class T>
+  struct values_of_hooks;
+  template <class... Hs>
+  struct values_of_hooks<boost::hana::tuple<Hs...>> {
+    using type = boost::hana::tuple<run_values_t<Hs>...>;
+  };
+
   TrainOpT train_op_;
   Input input_;
   Hooks hooks_;
   graph_type graph_;
+  typename values_of_hooks<Hooks>::type values_{};  // what each hook's after_run receives
+  std::array<bool, num_hooks == 0 ? 1 : num_hooks> fetched_{};  // values_[i] holds fetches
   std::int64_t stale_global_step_ = 0;
   bool should_stop_ = false;
   bool closed_ = false;
