@@ -6,7 +6,7 @@
 //
 // The fused update: backward<Pin>(optimizer) folds an optimizer whose update is linear in the
 // gradient (SGD) into the backward pass for every variable that has exactly one consumer and is
-// not pinned (a hook reads its gradient or value): its gradient contributions go straight into
+// not pinned (a hook reads its gradient): its gradient contributions go straight into
 // its value, so the gradient is never stored; apply_unfused<Pin>(optimizer) then updates the
 // rest from their stored gradients. Which variables are fused is decided at compile time.
 #pragma once
@@ -134,6 +134,36 @@ struct FuseAll {
 };
 struct NoOptimizer {};
 
+template <class Entries, std::size_t C>
+constexpr bool is_variable_entry() {
+  return requires { typename std::tuple_element_t<C, Entries>::variable_type; };
+}
+template <class Op>
+constexpr bool backward_reads_operands() {
+  if constexpr (requires { Op::backward_reads_operands; }) return Op::backward_reads_operands;
+  else return true;
+}
+/// Entry J does not use entry I, or uses it with no other Variable operand, or reads no operand
+/// in its backward pass: the update of I can be fused (see Graph::update_fused_at).
+template <class Entries, std::size_t J, std::size_t I, std::size_t... K>
+constexpr bool consumer_allows_fusion(std::index_sequence<K...>) {
+  using C = std::tuple_element_t<J, Entries>;
+  constexpr bool uses = ((C::children[K] == I) || ... || false);
+  constexpr bool other_variable =
+      ((C::children[K] != I && is_variable_entry<Entries, C::children[K]>()) || ... || false);
+  if constexpr (!uses || !other_variable) return true;
+  else if constexpr (requires { typename C::op_type; })
+    return !backward_reads_operands<typename C::op_type>();
+  else
+    return false;
+}
+template <class Entries, std::size_t I, std::size_t... J>
+constexpr bool consumers_allow_fusion(std::index_sequence<J...>) {
+  return (consumer_allows_fusion<Entries, J, I>(
+              std::make_index_sequence<std::tuple_element_t<J, Entries>::children.size()>{}) &&
+          ... && true);
+}
+
 template <class T>
 constexpr auto flatten_all(T tape) {
   return tape;
@@ -237,16 +267,21 @@ class Graph {
   }
 
   /// True when the update of the Variable at tape position I is folded into the backward pass
-  /// under policy Pin: the variable is not pinned, is an operand exactly once on the whole tape,
-  /// and that use lies in the loss's graph. (A second use would read the value after the update,
-  /// or contribute a second gradient term after it.)
+  /// under policy Pin: the variable is not pinned under any of its names (its own or a
+  /// `named` alias), is an operand exactly once on the whole tape, that use lies in the loss's
+  /// graph, and no other operand of that op is a Variable (whose backward could read this one
+  /// after its update), except for an addition, whose backward reads no operand. (A second use
+  /// would read the value after the update, or contribute a second gradient term after it.)
   template <class Pin, std::size_t I>
   static constexpr bool update_fused_at() {
     using E = std::tuple_element_t<I, entries_type>;
     if constexpr (requires { typename E::variable_type; }) {
-      return !Pin::pinned(E::variable_type::name.view()) &&
-             detail::operand_count<entries_type, I, 0, size - 1>() == 1 &&
-             detail::operand_count<entries_type, I, 0, Loss>() == 1;
+      if constexpr (detail::operand_count<entries_type, I, 0, size - 1>() != 1 ||
+                    detail::operand_count<entries_type, I, 0, Loss>() != 1) {
+        return false;
+      } else {
+        return !pinned_by_any_name<Pin, I>(names_type{}) && consumer_allows_fusion<I>();
+      }
     } else {
       return false;
     }
@@ -389,6 +424,17 @@ class Graph {
         std::get<I>(kernels_).forward(out, std::get<cs[K]>(slots_).value()...);
       }(std::make_index_sequence<E::children.size()>{});
     }
+  }
+
+  template <class Pin, std::size_t I, class... Ns>
+  static constexpr bool pinned_by_any_name(detail::NameList<Ns...>) {
+    return ((Ns::index == I && Pin::pinned(Ns::name.view())) || ...);
+  }
+  /// The op that uses entry I (its only consumer) has no other Variable operand, or its
+  /// backward reads no operand value (an op declaring backward_reads_operands = false).
+  template <std::size_t I>
+  static constexpr bool consumer_allows_fusion() {
+    return detail::consumers_allow_fusion<entries_type, I>(std::make_index_sequence<size>{});
   }
 
   template <std::size_t I, class Pin, class Optimizer>

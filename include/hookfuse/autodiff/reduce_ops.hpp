@@ -153,7 +153,7 @@ struct SparseSoftmaxCrossEntropyOp {
       const S k = dout(0, 0) / static_cast<S>(z.rows());
       auto p = probs.view();
       t.put(k * p);
-      for (Index i = 0; i < z.rows(); ++i) t.view(i, static_cast<Index>(labels(i))) -= k;
+      for (Index i = 0; i < z.rows(); ++i) t.add_at(i, static_cast<Index>(labels(i)), -k);
     }
   };
 };

@@ -33,6 +33,8 @@ struct GradTarget {
     if constexpr (Assign) view.setConstant(c);
     else view.array() += c;
   }
+  /// Adds x to one element, after a put() of the whole tensor (never the first write).
+  void add_at(Index i, Index j, typename Map::Scalar x) { view(i, j) += x; }
   /// view (=|+=) alpha * lhs * rhs through a preallocated workspace.
   template <class L, class R, class WS>
   void gemm(const L& lhs, const R& rhs, typename Map::Scalar alpha, WS& ws) {
@@ -60,6 +62,7 @@ struct UpdateTarget {
     view.row(i) += alpha * x;
   }
   void put_constant(Scalar c) { view.array() += alpha * c; }
+  void add_at(Index i, Index j, Scalar x) { view(i, j) += alpha * x; }
   template <class L, class R, class WS>
   void gemm(const L& lhs, const R& rhs, Scalar a, WS& ws) {
     gemm_add(view, lhs, rhs, alpha * a, ws);

@@ -35,7 +35,10 @@ class Variable {
 
   /// Current value, [R, C].
   matrix_type value;
-  /// d loss / d value from the last training step, [R, C]; written (not accumulated) by the step.
+  /// d loss / d value from the last training step, [R, C]; written (not accumulated) by
+  /// Graph::backward(). A MonitoredTrainingSession writes it only when the variable's update is
+  /// not fused (a hook requests "gradients/<name>" or declares reads_gradients, see
+  /// docs/hooks.md); otherwise it keeps its old contents.
   matrix_type grad;
 };
 

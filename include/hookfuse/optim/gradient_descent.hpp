@@ -27,7 +27,8 @@ class GradientDescentOptimizer {
   explicit GradientDescentOptimizer(double learning_rate) : learning_rate_(learning_rate) {}
 
   /// Builds the train op: each run computes d loss / d v for every Variable the loss depends on,
-  /// applies the update, and adds one to `global_step`. `loss` must be a [1, 1] tensor.
+  /// applies the update (folded into the backward pass when no hook reads the gradient, see
+  /// docs/hooks.md), and adds one to `global_step`. `loss` must be a [1, 1] tensor.
   template <Operand L>
   auto minimize(L&& loss, GlobalStep& global_step) const {
     using E = expr_t<L>;

@@ -79,7 +79,9 @@ struct HookPins<boost::hana::tuple<Hs...>> {
 /// runs where a hook asks for them. The graph is bound for input batches of up to
 /// input.batch_size() rows. Construction calls every hook's begin(), binds the graph, then calls
 /// after_create_session(*this). Closing (close() or the destructor) calls every hook's end(*this)
-/// once. If run() exits with an exception, end() is not called, as in TensorFlow.
+/// once. If run() exits with an exception, end() is not called, as in TensorFlow. (An exception
+/// from a fetched metric comes after the backward pass: the variables whose update is fused are
+/// then already updated, the others and global_step not.)
 template <class TrainOpT, class Input, class Hooks, class... Extras>
 class MonitoredTrainingSession {
   using loss_type = decltype(std::declval<TrainOpT&>().loss);
@@ -179,6 +181,10 @@ class MonitoredTrainingSession {
     if constexpr (Name == detail::global_step_name) {
       return {&train_op_.global_step->value, 1, 1, 1, 1, DType::int64};
     } else if constexpr (is_gradient_fetch<Name>()) {
+      static_assert(!update_fused<detail::gradient_target_name<Name>()>,
+                    "hookfuse: this variable's gradient is never stored (its update is fused "
+                    "into the backward pass): request \"gradients/<name>\" in a hook's "
+                    "before_run, or declare reads_gradients in a hook, to keep it");
       return detail::tensor_value(
           graph_.template adjoint<detail::gradient_target_name<Name>()>());
     } else {
