@@ -20,7 +20,6 @@
 #include <boost/hana/for_each.hpp>
 #include <boost/hana/length.hpp>
 #include <boost/hana/range.hpp>
-#include <boost/hana/transform.hpp>
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/unpack.hpp>
 #include <array>
@@ -254,11 +253,8 @@ class MonitoredTrainingSession {
   TensorValue fetch_stale() {
     if constexpr (Name == detail::global_step_name)
       return {&stale_global_step_, 1, 1, 1, 1, DType::int64};
-    else if constexpr (is_gradient_fetch<Name>())
-      return detail::tensor_value(
-          graph_.template adjoint<detail::gradient_target_name<Name>()>());
-    else if constexpr (graph_type::template has<Name>)
-      return detail::tensor_value(graph_.template compute<Name>());
+    else if constexpr (is_gradient_fetch<Name>() || graph_type::template has<Name>)
+      return fetch<Name>();  // a requested gradient is pinned, so always stored
     else
       return TensorValue{};  // unknown name: reported by check_fetch in the constructor
   }
