@@ -1,6 +1,7 @@
 // hookfuse/hooks/logging_tensor_hook.hpp: LoggingTensorHook (tf.compat.v1.train.LoggingTensorHook).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -9,13 +10,18 @@
 #include "hookfuse/clock.hpp"
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/format.hpp"
+#ifndef HOOKFUSE_EMBEDDED
+#include "hookfuse/detail/numpy_format.hpp"
+#endif
 #include "hookfuse/hooks/session_run_hook.hpp"
 #include "hookfuse/hooks/timer.hpp"
 #include "hookfuse/logging.hpp"
 
 namespace hookfuse {
 
-/// No formatter: lines read "loss = 0.693147, accuracy = 0.5 (0.012 sec)".
+/// No formatter: lines read as TensorFlow's, "loss = 0.6931472, accuracy = 0.5 (0.012 sec)":
+/// "<name> = <numpy str() of the value>" joined by ", ", then " (<seconds, 3 decimals> sec)"
+/// when timed (see detail::append_tensor).
 struct DefaultTensorFormatter {};
 
 /// The policies of a LoggingTensorHook: clock, logger and formatter. A formatter is called as
@@ -29,13 +35,41 @@ struct LoggingPolicies {
 };
 
 namespace detail {
-// Appends "v" (printf %g) or a bracketed row-major listing for a tensor, numpy style, at most
-// 16 elements.
-inline void append_tensor(char*& out, char* end, const TensorValue& t) {
+/// The rank numpy gives a fetched tensor, from its [rows, cols] storage: [1, 1] is a scalar
+/// (the loss, a metric, global_step: TensorFlow returns a numpy scalar), [1, n] with n != 1 a
+/// 1-D array (a bias [n] is stored [1, n]), anything else 2-D ([n, 1] included: a Dense kernel
+/// with one unit, predictions [batch, 1]). A variable whose TensorFlow shape is [1] or [1, 1],
+/// or [1, n] is ambiguous here; pass the rank to append_tensor to print it as TensorFlow would.
+inline int numpy_rank(const TensorValue& t) {
+  if (t.rows == 1) return t.cols == 1 ? 0 : 1;
+  return 2;
+}
+
+/// Appends the text TensorFlow's LoggingTensorHook prints for `t` ("%s" % value: numpy's
+/// str(), see detail/numpy_format.hpp), with numpy rank `rank` (0: t is one element, 1: t is
+/// [1, n], 2). HOOKFUSE_EMBEDDED builds print printf's %g instead (docs/embedded.md).
+inline void append_tensor(char*& out, char* end, const TensorValue& t, int rank) {
+  if (t.data == nullptr) return append_text(out, end, "None");
+#ifndef HOOKFUSE_EMBEDDED
+  auto numpy = [&](auto zero) {
+    using T = decltype(zero);
+    const T* p = static_cast<const T*>(t.data);
+    append_numpy_str<T>(out, end, rank, t.rows, t.cols, [&](std::ptrdiff_t i, std::ptrdiff_t j) {
+      return p[i * t.row_stride + j * t.col_stride];
+    });
+  };
+  switch (t.dtype) {
+    case DType::float32: return numpy(0.0f);
+    case DType::float64: return numpy(0.0);
+    case DType::int32: return numpy(std::int32_t{0});
+    case DType::int64: return numpy(std::int64_t{0});
+  }
+#else
+  // printf's %g for each element, on one line, at most 16 elements.
   auto text = [&](const char* s) { append_text(out, end, s); };
-  if (t.size() == 1) return append_g(out, end, t.at(0, 0));
+  if (rank == 0) return append_g(out, end, t.at(0, 0));
   int shown = 0;
-  text(t.rows > 1 ? "[[" : "[");
+  text(rank == 2 ? "[[" : "[");
   for (Eigen::Index i = 0; i < t.rows; ++i) {
     if (i > 0) text("] [");
     for (Eigen::Index j = 0; j < t.cols; ++j, ++shown) {
@@ -44,7 +78,11 @@ inline void append_tensor(char*& out, char* end, const TensorValue& t) {
       append_g(out, end, t.at(i, j));
     }
   }
-  text(t.rows > 1 ? "]]" : "]");
+  text(rank == 2 ? "]]" : "]");
+#endif
+}
+inline void append_tensor(char*& out, char* end, const TensorValue& t) {
+  append_tensor(out, end, t, numpy_rank(t));
 }
 }  // namespace detail
 
