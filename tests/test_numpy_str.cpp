@@ -64,8 +64,8 @@ Stored decode(const nlohmann::json& c) {
       s.f32.push_back(std::bit_cast<float>(
           static_cast<std::uint32_t>(std::stoul(v.get<std::string>(), nullptr, 16))));
     } else if (dtype == "float64") {
-      s.f64.push_back(
-          std::bit_cast<double>(static_cast<std::uint64_t>(std::stoull(v.get<std::string>(), nullptr, 16))));
+      s.f64.push_back(std::bit_cast<double>(
+          static_cast<std::uint64_t>(std::stoull(v.get<std::string>(), nullptr, 16))));
     } else if (dtype == "int32") {
       s.i32.push_back(v.get<std::int32_t>());
     } else if (dtype == "int64") {

@@ -107,7 +107,8 @@ inline Parts to_positional(const Parts& sci) {
     for (int k = 0; k < -exp10 - 1 && p.frac_len < 24; ++k) p.frac[p.frac_len++] = '0';
     for (int k = 0; k < n && p.frac_len < 24; ++k) p.frac[p.frac_len++] = all[k];
   } else {
-    for (int k = 0; k <= exp10 && p.int_len < 24; ++k) p.int_part[p.int_len++] = k < n ? all[k] : '0';
+    for (int k = 0; k <= exp10 && p.int_len < 24; ++k)
+      p.int_part[p.int_len++] = k < n ? all[k] : '0';
     for (int k = exp10 + 1; k < n && p.frac_len < 24; ++k) p.frac[p.frac_len++] = all[k];
   }
   return p;
@@ -326,7 +327,8 @@ void put_row(Writer& w, const Fmt& fmt, Get get, std::ptrdiff_t row, const AxisV
     const auto x = get(row, cv.index(k));
     Writer probe{probe_buf, probe_buf + sizeof probe_buf, probe_buf};
     fmt.put(probe, x);
-    word(probe.column(), [&] { w.put(std::string_view(probe_buf, static_cast<std::size_t>(probe.column()))); });
+    word(probe.column(),
+         [&] { w.put(std::string_view(probe_buf, static_cast<std::size_t>(probe.column()))); });
     if (k + 1 < cv.count()) w.put(" ");
   }
   w.put("]");
@@ -378,8 +380,8 @@ void append_numpy_str(char*& out, char* end, int rank, std::ptrdiff_t rows, std:
       numpy_impl::put_float_scalar(w, x);
     } else {
       char buf[24];
-      w.put(std::string_view(buf, static_cast<std::size_t>(
-                                      numpy_impl::int_text(buf, static_cast<std::int64_t>(x)))));
+      w.put(std::string_view(
+          buf, static_cast<std::size_t>(numpy_impl::int_text(buf, static_cast<std::int64_t>(x)))));
     }
   } else {
     numpy_impl::put_array<T>(w, {rank, rank == 1 ? 1 : rows, cols}, get);

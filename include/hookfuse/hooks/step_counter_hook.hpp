@@ -1,9 +1,11 @@
 // hookfuse/hooks/step_counter_hook.hpp: StepCounterHook (tf.compat.v1.train.StepCounterHook).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 
 #include "hookfuse/clock.hpp"
 #include "hookfuse/config.hpp"
@@ -19,6 +21,11 @@ namespace hookfuse {
 /// 1 in a fresh run) only sets the baseline, so with every_n_steps = 10 the first report is at
 /// global step 11. Exactly one interval must be given (std::invalid_argument otherwise); when
 /// neither is, every_n_steps = 100 as in TensorFlow.
+/// When a run's global step (read before the run's increment) equals the previous run's, it
+/// warns with TensorFlow's text, "It seems that global step (tf.train.get_global_step) has not
+/// been increased. Current value (could be stable): 7 vs previous value: 7. You could increase
+/// ...", at most 5 times per session (TensorFlow: 5 times per process; here begin() resets the
+/// count).
 template <Clock C = SteadyClock, Logger L = StderrLogger>
 class StepCounterHook {
  public:
@@ -33,7 +40,13 @@ class StepCounterHook {
                clock),
         logger_(logger) {}
 
-  void begin() { timer_.reset(); }
+  /// Starts a session: resets the interval timer, the stalled-step comparison and the count of
+  /// stalled-step warnings.
+  void begin() {
+    timer_.reset();
+    last_global_step_.reset();
+    warnings_ = 0;
+  }
 
   SessionRunArgs<"global_step"> before_run(SessionRunContext&) { return {}; }
 
@@ -53,20 +66,40 @@ class StepCounterHook {
         }
       }
     }
-    if (last_global_step_ && stale == *last_global_step_ && warnings_ < 5) {
+    if (last_global_step_ && stale == *last_global_step_ && warnings_ < max_stall_warnings) {
       ++warnings_;
-      logger_.log(Severity::warning,
-                  "It seems that global step has not been increased. Pass the global step to "
-                  "the optimizer's minimize().");
+      warn_stalled(stale, *last_global_step_);
     }
     last_global_step_ = stale;
   }
+
+  /// How many stalled-step warnings a session logs at most (TensorFlow's log_first_n(.., 5)).
+  static constexpr int max_stall_warnings = 5;
 
   /// The last reported rate in global steps per second.
   std::optional<double> last_rate() const { return last_rate_; }
   L& logger() { return logger_; }
 
  private:
+  // TensorFlow's text, with the stale global step of this run and of the previous one ("%s" of
+  // two int64 values).
+  void warn_stalled(std::int64_t current, std::int64_t previous) {
+    char line[320];
+    char* out = line;
+    char* const end = line + sizeof line;
+    detail::append_text(out, end,
+                        "It seems that global step (tf.train.get_global_step) has not been "
+                        "increased. Current value (could be stable): ");
+    detail::append_int(out, end, current);
+    detail::append_text(out, end, " vs previous value: ");
+    detail::append_int(out, end, previous);
+    detail::append_text(out, end,
+                        ". You could increase the global step by passing "
+                        "tf.train.get_global_step() to Optimizer.apply_gradients or "
+                        "Optimizer.minimize.");
+    logger_.log(Severity::warning, std::string_view(line, static_cast<std::size_t>(out - line)));
+  }
+
   SecondOrStepTimer<C> timer_;
   L logger_;
   std::optional<double> last_rate_;
