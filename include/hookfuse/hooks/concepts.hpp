@@ -16,6 +16,7 @@
 #pragma once
 
 #include <concepts>
+#include <cstddef>
 #include <type_traits>
 
 #include "hookfuse/hooks/session_run_hook.hpp"
@@ -62,6 +63,22 @@ constexpr auto& hook_ref(T& stored) {
   else
     return stored.get();
 }
+
+namespace detail {
+/// Where the hook type H sits among the stored hooks of a tuple type (std::ref(h) counts as H),
+/// and how often it occurs.
+template <class H, class Tuple>
+struct hook_position;
+template <class H, template <class...> class Tuple, class... Hs>
+struct hook_position<H, Tuple<Hs...>> {
+  static constexpr std::size_t count = (std::size_t{std::is_same_v<H, hook_t<Hs>>} + ... + 0);
+  static constexpr std::size_t index = [] {
+    std::size_t i = 0, found = sizeof...(Hs);
+    (void)((std::is_same_v<H, hook_t<Hs>> ? (found = i, true) : (++i, false)) || ...);
+    return found;
+  }();
+};
+}  // namespace detail
 
 /// H declares a member with the protocol name (any signature).
 template <class H>

@@ -68,18 +68,6 @@ inline constexpr fixed_string global_step_name{"global_step"};
 inline constexpr const char* run_after_stop_message =
     "Run called even after should_stop requested.";
 
-/// Where the hook type H sits among the stored hooks (std::ref(h) counts as H), and how often.
-template <class H, class Tuple>
-struct hook_position;
-template <class H, class... Hs>
-struct hook_position<H, boost::hana::tuple<Hs...>> {
-  static constexpr std::size_t count = (std::size_t{std::is_same_v<H, hook_t<Hs>>} + ... + 0);
-  static constexpr std::size_t index = [] {
-    std::size_t i = 0, found = sizeof...(Hs);
-    (void)((std::is_same_v<H, hook_t<Hs>> ? (found = i, true) : (++i, false)) || ...);
-    return found;
-  }();
-};
 
 /// The session's fusion policy: a variable is pinned (its gradient stored) when a hook could see
 /// its gradient: it requests "gradients/<variable>" or declares reads_gradients.
