@@ -677,6 +677,9 @@ static_assert(std::is_same_v<run_args_t<ConstBeforeRun>, SessionRunArgs<"loss">>
 static_assert(std::is_same_v<run_values_t<NoEvents>, SessionRunValues<>>);
 static_assert(!DeclaresAnyEvent<NoEvents> && DeclaresAnyEvent<OnlyEnd>);
 static_assert(std::is_same_v<hook_t<std::reference_wrapper<OnlyEnd>>, OnlyEnd>);
+// A reference_wrapper itself declares no event: hooks(std::ref(h)) works only because the
+// session unwraps it (hook_t, hook_ref).
+static_assert(!DeclaresAnyEvent<std::reference_wrapper<OnlyEnd>>);
 
 TEST_CASE("Session: hooks may declare any subset of the events", "[session]") {
   Model m;
