@@ -1,18 +1,26 @@
 // tests/test_session.cpp: MonitoredTrainingSession's hook protocol against TensorFlow 1.x's
 // MonitoredSession (tf.compat.v1.train.MonitoredTrainingSession and SessionRunHook):
-// the order of events, closing, end of input, exceptions, fetches and stop requests.
+// the order of events, closing, end of input, exceptions, fetches and stop requests; the rules
+// of TensorFlow's _HookedSession.run (no run after a stop or close), the caller's fetches
+// (sess.run([train_op, loss])) and original_args, and hooks the caller keeps (std::ref).
 //
 // The model is a one-weight linear regression trained with learning rate 0 (so nothing about the
 // numbers changes between runs except the input): run i (from 1) feeds x = i and y = 2 i.
 #include <boost/hana/at.hpp>
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <cstdio>
+#include <functional>
 #include <hookfuse/hookfuse.hpp>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#if defined(__unix__)
+#include <unistd.h>
+#endif
 
 #include "lr_model.hpp"
 
@@ -381,25 +389,274 @@ TEST_CASE("Session: request_stop in before_run still runs that step", "[session]
   CHECK(count(events, "B.after_run") == 2);
 }
 
-TEST_CASE("Session: a stop request does not carry over to later runs", "[session]") {
-  // A fresh SessionRunContext per run: once should_stop() is true it stays true, but a hook
-  // that did not request a stop in this run is not seen as requesting one.
+// TensorFlow's _HookedSession.run starts with
+//   if self.should_stop(): raise RuntimeError('Run called even after should_stop requested.')
+// so no hook event happens in such a run and nothing is trained.
+TEST_CASE("Session: run() after a stop request throws RuntimeError; nothing runs", "[session]") {
   Model m;
   Events events;
   RecordingHook stopper{"A", &events};
   stopper.stop_in_after_run = 1;
   MonitoredTrainingSession session(m.train_op(), CountingInput{}, hooks(stopper));
+  CHECK(session.run());
+  CHECK(session.should_stop());
+  events.clear();
+  CHECK_THROWS_AS(session.run(), RuntimeError);
+  CHECK_THROWS_AS(session.run(), std::runtime_error);  // RuntimeError is a std::runtime_error
+  CHECK_THROWS_WITH(session.run(), "Run called even after should_stop requested.");
+  CHECK_THROWS_WITH(session.run<"loss">(), "Run called even after should_stop requested.");
+  CHECK(events.empty());  // no before_run in the refused runs
+  CHECK(session.global_step() == 1);
+  CHECK(session.input().i == 1);  // no batch was taken
+  session.close();
+  CHECK(events == Events{"A.end"});  // the refusal does not cost the hooks their end()
+}
+
+TEST_CASE("Session: run() after the input ran out throws RuntimeError", "[session]") {
+  Model m;
+  MonitoredTrainingSession session(m.train_op(), CountingInput{.limit = 1}, hooks());
+  CHECK(session.run());
+  CHECK_FALSE(session.run());  // no data: no step, should_stop() becomes true
+  CHECK(session.should_stop());
+  CHECK_THROWS_WITH(session.run(), "Run called even after should_stop requested.");
+  CHECK(session.global_step() == 1);
+}
+
+TEST_CASE("Session: run() after close() throws RuntimeError with TensorFlow's message",
+          "[session]") {
+  Model m;
+  Events events;
+  MonitoredTrainingSession session(m.train_op(), CountingInput{},
+                                   hooks(RecordingHook{"A", &events}));
   session.run();
-  CHECK(session.should_stop());
-  session.run();  // running anyway (TensorFlow allows it) keeps the stop
-  CHECK(session.should_stop());
-  CHECK(session.global_step() == 2);
+  session.close();
+  events.clear();
+  CHECK_THROWS_AS(session.run(), RuntimeError);
+  CHECK_THROWS_WITH(session.run(), "Run called even after should_stop requested.");
+  CHECK(events.empty());
+  CHECK(session.global_step() == 1);
 }
 
 // ---------------------------------------------------------------------------------------------
 
 namespace {
-struct NoEvents {};  // declares nothing: never called
+/// A hook whose end() throws.
+struct ThrowingEnd {
+  int* ends;
+  template <class S>
+  void end(S&) {
+    ++*ends;
+    throw std::runtime_error("end failed");
+  }
+};
+
+/// What the process writes to stderr (fd 2) while f runs; "" where fds cannot be redirected.
+template <class F>
+std::string stderr_of(F&& f) {
+#if defined(__unix__)
+  std::fflush(stderr);
+  std::FILE* tmp = std::tmpfile();
+  REQUIRE(tmp != nullptr);
+  const int saved = dup(2);
+  dup2(fileno(tmp), 2);
+  f();
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  std::string text;
+  std::rewind(tmp);
+  for (int c = std::fgetc(tmp); c != EOF; c = std::fgetc(tmp)) text.push_back(static_cast<char>(c));
+  std::fclose(tmp);
+  return text;
+#else
+  f();
+  return {};
+#endif
+}
+}  // namespace
+
+TEST_CASE("Session: the destructor does not call end() while an exception unwinds", "[session]") {
+  // TensorFlow's MonitoredSession.__exit__ closes without calling hooks' end() when the block
+  // exits with an exception. An end() that threw here would terminate the program.
+  Model m;
+  Events events;
+  int ends = 0;
+  std::string caught;
+  try {
+    MonitoredTrainingSession session(m.train_op(), CountingInput{},
+                                     hooks(RecordingHook{"A", &events}, ThrowingEnd{&ends}));
+    session.run();
+    throw std::logic_error("the caller's own failure");
+  } catch (const std::logic_error& e) {
+    caught = e.what();
+  }
+  CHECK(caught == "the caller's own failure");
+  CHECK(count(events, "A.end") == 0);
+  CHECK(ends == 0);
+}
+
+TEST_CASE("Session: an exception from end() in the destructor is logged at ERROR, not thrown",
+          "[session]") {
+  Model m;
+  int ends = 0;
+  const std::string err = stderr_of([&] {
+    CHECK_NOTHROW([&] {
+      MonitoredTrainingSession session(m.train_op(), CountingInput{}, hooks(ThrowingEnd{&ends}));
+      session.run();
+    }());
+  });
+  CHECK(ends == 1);
+#if defined(__unix__)
+  CHECK_THAT(err, Catch::Matchers::StartsWith("ERROR:hookfuse:"));
+  CHECK_THAT(err, Catch::Matchers::Contains("end failed"));
+#endif
+}
+
+TEST_CASE("Session: close() propagates an exception from a hook's end()", "[session]") {
+  Model m;
+  Events events;
+  int ends = 0;
+  {
+    MonitoredTrainingSession session(m.train_op(), CountingInput{},
+                                     hooks(ThrowingEnd{&ends}, RecordingHook{"B", &events}));
+    session.run();
+    CHECK_THROWS_WITH(session.close(), "end failed");
+    CHECK(ends == 1);
+    CHECK(count(events, "B.end") == 0);  // the hooks after the thrower are not ended
+    CHECK_NOTHROW(session.close());      // closed once: nothing more
+  }
+  CHECK(ends == 1);  // nor by the destructor
+}
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+/// Records what the caller asked the run for (run_context.original_args) and the loss it saw.
+struct OriginalArgsHook {
+  std::vector<std::vector<std::string>>* seen;  // original_args().fetches per before_run
+  std::vector<std::size_t>* in_after_run;       // its size again in after_run
+  std::vector<double>* losses;
+  SessionRunArgs<"loss"> before_run(SessionRunContext& ctx) {
+    std::vector<std::string> names;
+    for (std::string_view n : ctx.original_args().fetches) names.emplace_back(n);
+    seen->push_back(names);
+    return {};
+  }
+  void after_run(SessionRunContext& ctx, const SessionRunValues<"loss">& v) {
+    in_after_run->push_back(ctx.original_args().fetches.size());
+    losses->push_back(v.get<"loss">().item());
+  }
+};
+}  // namespace
+
+TEST_CASE("Session: run<\"loss\", ...>() returns this step's values, as hooks see them",
+          "[session]") {
+  // Learning rate 0.1, W = b = 0. Run 1: x = 1, y = 2, loss (2 - 0)^2 = 4 before the update;
+  // W = b = 0.4 after it. Run 2: x = 2, y = 4: prediction 0.4 * 2 + 0.4 = 1.2, loss 2.8^2 = 7.84.
+  Model m;
+  std::vector<std::vector<std::string>> seen;
+  std::vector<std::size_t> in_after_run;
+  std::vector<double> hook_losses;
+  MonitoredTrainingSession session(GradientDescentOptimizer(0.1).minimize(m.loss(), m.gs),
+                                   CountingInput{.limit = 2},
+                                   hooks(OriginalArgsHook{&seen, &in_after_run, &hook_losses}),
+                                   m.accuracy());
+  auto first = session.run<"loss", "global_step", "accuracy", "W">();
+  REQUIRE(first.has_value());
+  CHECK(first->get<"loss">().item() == 4.0);
+  CHECK(first->get<"global_step">().item_int() == 0);  // before this step's increment
+  CHECK(first->get<"accuracy">().item() == 1.0);       // mean(x) of the batch, x = 1
+  CHECK(first->get<"W">().item() == Approx(0.4));      // a variable: a view, already updated
+  auto second = session.run<"loss">();
+  REQUIRE(second.has_value());
+  CHECK(second->get<"loss">().item() == Approx(7.84).epsilon(1e-6));
+  CHECK(hook_losses.size() == 2);
+  CHECK(hook_losses[0] == 4.0);
+  CHECK(hook_losses[1] == second->get<"loss">().item());
+  // The hook saw the caller's fetches, by name and in order.
+  CHECK(seen == std::vector<std::vector<std::string>>{{"loss", "global_step", "accuracy", "W"},
+                                                       {"loss"}});
+  CHECK(in_after_run == std::vector<std::size_t>{4, 1});
+  // Out of data: no step, no values (as run() returning false).
+  CHECK_FALSE(session.run<"loss">().has_value());
+  CHECK(session.should_stop());
+}
+
+TEST_CASE("Session: a plain run() shows hooks no original fetches", "[session]") {
+  Model m;
+  std::vector<std::vector<std::string>> seen;
+  std::vector<std::size_t> in_after_run;
+  std::vector<double> losses;
+  MonitoredTrainingSession session(m.train_op(), CountingInput{},
+                                   hooks(OriginalArgsHook{&seen, &in_after_run, &losses}));
+  CHECK(session.run());
+  CHECK(seen == std::vector<std::vector<std::string>>{{}});
+  CHECK(in_after_run == std::vector<std::size_t>{0});
+}
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+/// Counts the events it receives; kept by the test and passed as std::ref.
+struct CountingHook {
+  int begins = 0;
+  int creates = 0;
+  int before_runs = 0;
+  int after_runs = 0;
+  int ends = 0;
+  void begin() { ++begins; }
+  template <class S>
+  void after_create_session(S&) {
+    ++creates;
+  }
+  SessionRunArgs<"loss"> before_run(SessionRunContext&) {
+    ++before_runs;
+    return {};
+  }
+  void after_run(SessionRunContext&, const SessionRunValues<"loss">&) { ++after_runs; }
+  template <class S>
+  void end(S&) {
+    ++ends;
+  }
+};
+}  // namespace
+
+TEST_CASE("Session: hooks(std::ref(h)) calls every event on the caller's own hook", "[session]") {
+  Model m;
+  CountingHook h;
+  {
+    MonitoredTrainingSession session(m.train_op(), CountingInput{},
+                                     hooks(std::ref(h), StopAtStepHook({.num_steps = 5})));
+    CHECK(h.begins == 1);
+    CHECK(h.creates == 1);
+    CHECK(&session.hook<0>() == &h);  // the caller's object, not a copy
+    CHECK(&session.hook<CountingHook>() == &h);
+    CHECK(run_until_stop(session) == 5);
+    session.close();
+  }
+  CHECK(h.before_runs == 5);
+  CHECK(h.after_runs == 5);
+  CHECK(h.ends == 1);
+}
+
+TEST_CASE("Session: hook<I>() and hook<H>() reach the stored copies", "[session]") {
+  Model m;
+  Events events;
+  RecordingHook outside{"A", &events};
+  MonitoredTrainingSession session(m.train_op(), CountingInput{},
+                                   hooks(outside, StopAtStepHook({.num_steps = 2})));
+  session.run();
+  CHECK(session.hook<0>().runs == 1);
+  CHECK(session.hook<RecordingHook>().runs == 1);
+  CHECK(&session.hook<RecordingHook>() == &hana::at_c<0>(session.hooks()));
+  CHECK(&session.hook<StopAtStepHook>() == &hana::at_c<1>(session.hooks()));
+  CHECK(outside.runs == 0);  // copied in
+}
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+struct NoEvents {};  // declares nothing: not a hook (a compile error in hooks(...))
 struct OnlyEnd {
   int* ends;
   template <class S>
@@ -418,13 +675,18 @@ static_assert(DeclaresEnd<OnlyEnd> && !DeclaresBeforeRun<OnlyEnd>);
 static_assert(DeclaresBeforeRun<ConstBeforeRun> && HandlesBeforeRun<ConstBeforeRun>);
 static_assert(std::is_same_v<run_args_t<ConstBeforeRun>, SessionRunArgs<"loss">>);
 static_assert(std::is_same_v<run_values_t<NoEvents>, SessionRunValues<>>);
+static_assert(!DeclaresAnyEvent<NoEvents> && DeclaresAnyEvent<OnlyEnd>);
+static_assert(std::is_same_v<hook_t<std::reference_wrapper<OnlyEnd>>, OnlyEnd>);
+// A reference_wrapper itself declares no event: hooks(std::ref(h)) works only because the
+// session unwraps it (hook_t, hook_ref).
+static_assert(!DeclaresAnyEvent<std::reference_wrapper<OnlyEnd>>);
 
 TEST_CASE("Session: hooks may declare any subset of the events", "[session]") {
   Model m;
   int ends = 0;
   {
     MonitoredTrainingSession session(m.train_op(), CountingInput{},
-                                     hooks(NoEvents{}, OnlyEnd{&ends}, ConstBeforeRun{}));
+                                     hooks(OnlyEnd{&ends}, ConstBeforeRun{}));
     session.run();
     CHECK(ends == 0);
   }

@@ -505,7 +505,9 @@ class Graph {
 
 /// Binds a loss (a [1, 1] tensor) and any further tensors to fetch by name (metrics) to buffers
 /// for batches of up to `capacity` rows. Like building a tf.Graph and creating a session for it.
-/// Throws ShapeError when the runtime shapes do not fit.
+/// Throws ShapeError when the runtime shapes do not fit, and ValueError naming the name when two
+/// different objects of one type share a name (two Variable objects "w"); two different types
+/// under one name do not compile (detail::check_unique_name). One object used twice is one tensor.
 template <Operand L, Operand... Fs>
 auto bind(Index capacity, L&& loss, Fs&&... fetches) {
   auto [t1, loss_idx] = detail::flatten(detail::Tape<std::tuple<>, detail::NameList<>>{},

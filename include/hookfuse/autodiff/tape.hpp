@@ -4,14 +4,26 @@
 // Variables and Placeholders are identified by name, so a named node used twice is one entry;
 // every other node is its own entry. Each entry records its children's positions, so the
 // forward pass is a walk up the tape and the backward pass a walk down it.
+//
+// A name is one tensor (TensorFlow's "Variable w already exists, disallowed."): a name met a
+// second time must name the same thing. Where the two expression types differ (two Variable
+// types, a Variable and a Placeholder, two named expressions of different types) that is a
+// compile error (check_unique_name); where they are the same type, flatten compares the two
+// objects when the model is bound (same Variable object, same placeholder width, same op
+// constants, recursively) and reports a difference as a ValueError naming the name.
 #pragma once
 
 #include <array>
 #include <cstddef>
+#include <cstring>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "hookfuse/autodiff/expr.hpp"
+#include "hookfuse/config.hpp"
+#include "hookfuse/detail/format.hpp"
+#include "hookfuse/errors.hpp"
 
 namespace hookfuse::detail {
 
@@ -47,10 +59,13 @@ struct InputEntry {
   P placeholder;
 };
 
-template <fixed_string Name, std::size_t I>
+/// A name on the tape: the entry it refers to (position I) and the expression type that first
+/// carried it (VarRef<V>, Input<P> or Named<Name, X>).
+template <fixed_string Name, std::size_t I, class E>
 struct NameEntry {
   static constexpr auto name = Name;
   static constexpr std::size_t index = I;
+  using expr_type = E;
 };
 
 template <class... Ns>
@@ -61,6 +76,89 @@ constexpr std::size_t find_name(NameList<Ns...>) {
   std::size_t found = npos;
   (void)((Ns::name == Name ? (found = Ns::index, true) : false) || ...);
   return found;
+}
+
+/// The expression type that first carried `Name` (the name must be on the list).
+template <fixed_string Name, class List>
+struct named_type;
+template <fixed_string Name, class... Ns>
+struct named_type<Name, NameList<Ns...>> {
+  static constexpr std::size_t position = [] {
+    std::size_t i = 0, found = sizeof...(Ns);
+    (void)((Ns::name == Name ? (found = i, true) : (++i, false)) || ...);
+    return found;
+  }();
+  using type = typename std::tuple_element_t<position, std::tuple<Ns...>>::expr_type;
+};
+
+/// One name, one tensor: fails to compile, naming the name (`Name = ...` in the instantiation
+/// context) and both types, when a name comes back on a tensor of another type.
+template <fixed_string Name, class First, class Second>
+constexpr bool check_unique_name() {
+  static_assert(std::is_same_v<First, Second>,
+                "hookfuse: two different tensors in one model have the same name (the name is "
+                "'Name' in the instantiation above, First and Second are their types), like "
+                "TensorFlow's \"Variable ... already exists, disallowed.\": give each "
+                "Variable, Placeholder and named tensor its own name");
+  return std::is_same_v<First, Second>;
+}
+
+template <class Op>
+bool same_op(const Op& a, const Op& b) {
+  if constexpr (std::is_empty_v<Op>) {
+    return true;
+  } else if constexpr (std::equality_comparable<Op>) {
+    return a == b;
+  } else if constexpr (requires { a.f; }) {
+    return same_op(a.f, b.f);  // UnaryOp<F>: the functor's constants
+  } else {
+    static_assert(std::is_trivially_copyable_v<Op>,
+                  "hookfuse: an op with constants must be trivially copyable or comparable");
+    return std::memcmp(&a, &b, sizeof(Op)) == 0;  // constants compared bit by bit
+  }
+}
+
+/// True when the expression `e` is what the tape holds at position I: the same Variable
+/// object, a placeholder of the same width, the same ops with the same constants. Only called
+/// for an `e` of the type that first carried the name, so the tape has the same structure there.
+template <std::size_t I, class Entries, class E>
+bool same_tensor(const Entries& entries, const E& e) {
+  const auto& entry = std::get<I>(entries);
+  if constexpr (requires { typename E::variable_type; }) {
+    return entry.var == e.var;
+  } else if constexpr (requires { typename E::placeholder_type; }) {
+    return entry.placeholder.cols == e.placeholder.cols;
+  } else if constexpr (requires { typename E::op_type; }) {
+    using Entry = std::remove_cvref_t<decltype(entry)>;
+    return same_op(entry.op, e.op) &&
+           [&]<std::size_t... K>(std::index_sequence<K...>) {
+             return (same_tensor<Entry::children[K]>(entries, std::get<K>(e.children)) && ... &&
+                     true);
+           }(std::make_index_sequence<Entry::children.size()>{});
+  } else {
+    return same_tensor<I>(entries, e.expr);  // Named<N, X>: X's entry
+  }
+}
+
+/// A name met again on an expression of the same type: reports a ValueError naming it when the
+/// two are different objects.
+template <std::size_t I, class Entries, class E>
+void check_same_tensor(const Entries& entries, const E& e) {
+  if (same_tensor<I>(entries, e)) return;
+  ErrorMessage msg;
+  if constexpr (requires { typename E::variable_type; })
+    msg << "Variable " << E::name.view()
+        << " already exists, disallowed: two different Variable objects are named '"
+        << E::name.view() << "' in one model (use one object, or give the other its own name)";
+  else if constexpr (requires { typename E::placeholder_type; })
+    msg << "Placeholder " << E::name.view()
+        << " already exists, disallowed: two placeholders of different widths are named '"
+        << E::name.view() << "' in one model";
+  else
+    msg << "Tensor " << E::name.view()
+        << " already exists, disallowed: two different tensors are named '" << E::name.view()
+        << "' in one model (give each its own name)";
+  fail<ValueError>(msg.str());
 }
 
 template <class Entries, class Names>
@@ -76,9 +174,9 @@ constexpr auto append(Tape<Entries, NameList<Ns...>> tape, E entry) {
   return Tape<decltype(entries), NameList<Ns...>>{std::move(entries)};
 }
 
-template <fixed_string Name, std::size_t I, class Entries, class... Ns>
+template <fixed_string Name, std::size_t I, class E, class Entries, class... Ns>
 constexpr auto add_name(Tape<Entries, NameList<Ns...>> tape) {
-  return Tape<Entries, NameList<Ns..., NameEntry<Name, I>>>{std::move(tape.entries)};
+  return Tape<Entries, NameList<Ns..., NameEntry<Name, I, E>>>{std::move(tape.entries)};
 }
 
 template <std::size_t I>
@@ -106,42 +204,39 @@ constexpr auto append_op(T tape, const Op& op, std::index_sequence<Cs...>) {
   return append(std::move(tape), OpEntry<Op, S, D, RG, Cs...>{op});
 }
 
+/// The name of `e` (a Variable, Placeholder or Named) is already on the tape at `found`:
+/// checks that it names the same tensor (see the file comment) and returns the tape as is.
+template <std::size_t Found, class T, class E>
+constexpr auto reuse_name(T tape, const E& e) {
+  using First = typename named_type<E::name, typename T::names_type>::type;
+  if constexpr (check_unique_name<E::name, First, E>()) check_same_tensor<Found>(tape.entries, e);
+  return std::pair{std::move(tape), index_c<Found>{}};
+}
+
 /// Adds `e` and everything below it to the tape; returns the new tape and e's position.
 template <class T, class E>
 constexpr auto flatten(T tape, const E& e) {
   using Names = typename T::names_type;
   constexpr std::size_t n = size_of_tape<T>;
-  if constexpr (requires { typename E::variable_type; }) {
-    constexpr std::size_t found = find_name<E::name>(Names{});
-    if constexpr (found != npos) {
-      return std::pair{std::move(tape), index_c<found>{}};
-    } else {
-      auto t2 = append(std::move(tape), VarEntry<typename E::variable_type>{e.var});
-      return std::pair{add_name<E::name, n>(std::move(t2)), index_c<n>{}};
-    }
-  } else if constexpr (requires { typename E::placeholder_type; }) {
-    constexpr std::size_t found = find_name<E::name>(Names{});
-    if constexpr (found != npos) {
-      return std::pair{std::move(tape), index_c<found>{}};
-    } else {
-      auto t2 = append(std::move(tape), InputEntry<typename E::placeholder_type>{e.placeholder});
-      return std::pair{add_name<E::name, n>(std::move(t2)), index_c<n>{}};
-    }
-  } else if constexpr (requires { typename E::op_type; }) {
+  if constexpr (requires { typename E::op_type; }) {
     auto [t2, idx] = flatten_children<0>(std::move(tape), e.children, std::index_sequence<>{});
     constexpr std::size_t m = size_of_tape<decltype(t2)>;
     auto t3 = append_op<typename E::op_type, typename E::scalar, E::dims, E::requires_grad>(
         std::move(t2), e.op, idx);
     return std::pair{std::move(t3), index_c<m>{}};
+  } else if constexpr (constexpr std::size_t found = find_name<E::name>(Names{});
+                       found != npos) {
+    return reuse_name<found>(std::move(tape), e);
+  } else if constexpr (requires { typename E::variable_type; }) {
+    auto t2 = append(std::move(tape), VarEntry<typename E::variable_type>{e.var});
+    return std::pair{add_name<E::name, n, E>(std::move(t2)), index_c<n>{}};
+  } else if constexpr (requires { typename E::placeholder_type; }) {
+    auto t2 = append(std::move(tape), InputEntry<typename E::placeholder_type>{e.placeholder});
+    return std::pair{add_name<E::name, n, E>(std::move(t2)), index_c<n>{}};
   } else {
     // Named<Name, X>: the name refers to X's entry.
-    constexpr std::size_t found = find_name<E::name>(Names{});
-    if constexpr (found != npos) {
-      return std::pair{std::move(tape), index_c<found>{}};
-    } else {
-      auto [t2, idx] = flatten(std::move(tape), e.expr);
-      return std::pair{add_name<E::name, decltype(idx)::value>(std::move(t2)), idx};
-    }
+    auto [t2, idx] = flatten(std::move(tape), e.expr);
+    return std::pair{add_name<E::name, decltype(idx)::value, E>(std::move(t2)), idx};
   }
 }
 

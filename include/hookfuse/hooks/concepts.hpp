@@ -8,10 +8,15 @@
 //   after_run(run_context, run_values) every run that completes; run_values holds the fetches
 //   end(session)                       once, when the session closes normally or input runs out
 // A method that has one of these names but cannot be called this way is a compile error naming
-// the hook and the method: a hook never silently misses an event.
+// the hook and the method, and a class that declares none of the five (every name misspelt) is
+// a compile error naming the class: a hook never silently misses an event.
+//
+// A hook the user keeps is passed as std::ref(h): the session stores the reference_wrapper and
+// calls the events on h itself (hook_t and hook_ref unwrap it).
 #pragma once
 
 #include <concepts>
+#include <cstddef>
 #include <type_traits>
 
 #include "hookfuse/hooks/session_run_hook.hpp"
@@ -45,6 +50,36 @@ struct values_of<SessionRunArgs<Ns...>> {
 
 }  // namespace detail
 
+/// The hook type a stored element stands for: H for H and for std::reference_wrapper<H>.
+template <class T>
+using hook_t = std::remove_cvref_t<std::unwrap_reference_t<std::remove_cvref_t<T>>>;
+
+/// The hook a stored element stands for: the element itself, or the object a
+/// std::reference_wrapper refers to.
+template <class T>
+constexpr auto& hook_ref(T& stored) {
+  if constexpr (std::is_same_v<std::unwrap_reference_t<std::remove_cv_t<T>>, std::remove_cv_t<T>>)
+    return stored;
+  else
+    return stored.get();
+}
+
+namespace detail {
+/// Where the hook type H sits among the stored hooks of a tuple type (std::ref(h) counts as H),
+/// and how often it occurs.
+template <class H, class Tuple>
+struct hook_position;
+template <class H, template <class...> class Tuple, class... Hs>
+struct hook_position<H, Tuple<Hs...>> {
+  static constexpr std::size_t count = (std::size_t{std::is_same_v<H, hook_t<Hs>>} + ... + 0);
+  static constexpr std::size_t index = [] {
+    std::size_t i = 0, found = sizeof...(Hs);
+    (void)((std::is_same_v<H, hook_t<Hs>> ? (found = i, true) : (++i, false)) || ...);
+    return found;
+  }();
+};
+}  // namespace detail
+
 /// H declares a member with the protocol name (any signature).
 template <class H>
 concept DeclaresBegin = std::is_class_v<H> && !requires { &detail::Probe<H>::begin; };
@@ -57,6 +92,10 @@ template <class H>
 concept DeclaresAfterRun = std::is_class_v<H> && !requires { &detail::Probe<H>::after_run; };
 template <class H>
 concept DeclaresEnd = std::is_class_v<H> && !requires { &detail::Probe<H>::end; };
+/// H declares at least one of the five protocol methods.
+template <class H>
+concept DeclaresAnyEvent = DeclaresBegin<H> || DeclaresAfterCreateSession<H> ||
+                           DeclaresBeforeRun<H> || DeclaresAfterRun<H> || DeclaresEnd<H>;
 
 /// H handles the event with a usable signature.
 template <class H>
@@ -98,10 +137,17 @@ concept ReadsGradients = requires { requires bool(H::reads_gradients); };
 
 /// Checks one hook against the protocol for a session type; fails to compile, naming the hook
 /// (in the instantiation context, `Hook = ...`) and the method, when a declared method is not
-/// callable as the protocol calls it.
+/// callable as the protocol calls it, or when the class declares none of the five methods.
 template <class Hook, class Session>
 constexpr bool check_hook() {
   static_assert(std::is_class_v<Hook>, "hookfuse: a hook must be a class type");
+  // A class that only declares reads_gradients changes how the session stores gradients, so
+  // it does something without any event.
+  static_assert(!std::is_class_v<Hook> || DeclaresAnyEvent<Hook> || ReadsGradients<Hook>,
+                "hookfuse: this hook declares none of the protocol methods begin, "
+                "after_create_session, before_run, after_run, end (check their spelling), so it "
+                "would receive no event (the hook is 'Hook' in the instantiation above; a hook "
+                "kept by reference is passed as hooks(std::ref(h)))");
   if constexpr (DeclaresBegin<Hook>)
     static_assert(HandlesBegin<Hook>,
                   "hookfuse: this hook declares begin, but it cannot be called as begin()");

@@ -2,7 +2,9 @@
 // (tf.compat.v1.train.SessionRunArgs, SessionRunContext, SessionRunValues).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <Eigen/Core>
 
@@ -115,19 +117,37 @@ struct SessionRunValues {
   }
 };
 
-/// Passed to before_run and after_run: lets a hook stop training (request_stop) and read the
-/// global step. Mirrors tf.compat.v1.train.SessionRunContext.
+/// What the caller passed to this run, as TensorFlow's `run_context.original_args`
+/// (a SessionRunArgs(fetches, feed_dict)): `fetches` are the names of the tensors the caller
+/// asked run<"loss", "accuracy">() for, in that order; empty for a plain run().
+struct OriginalArgs {
+  std::span<const std::string_view> fetches{};
+};
+
+namespace detail {
+/// The names of a fetch list, in static storage (what OriginalArgs::fetches views).
+template <fixed_string... Names>
+inline constexpr std::array<std::string_view, sizeof...(Names)> fetch_names{Names.view()...};
+}  // namespace detail
+
+/// Passed to before_run and after_run: lets a hook stop training (request_stop), read the
+/// global step and see what the caller asked the run for (original_args). Mirrors
+/// tf.compat.v1.train.SessionRunContext.
 class SessionRunContext {
  public:
-  explicit SessionRunContext(const std::int64_t* global_step) : global_step_(global_step) {}
+  explicit SessionRunContext(const std::int64_t* global_step, OriginalArgs original_args = {})
+      : global_step_(global_step), original_args_(original_args) {}
   /// Ends training after this run; the session's should_stop() becomes true.
   void request_stop() { stop_requested_ = true; }
   bool stop_requested() const { return stop_requested_; }
   /// The global step now (in after_run: after this run's increment).
   std::int64_t global_step() const { return *global_step_; }
+  /// The caller's arguments to this run (TensorFlow's run_context.original_args).
+  const OriginalArgs& original_args() const { return original_args_; }
 
  private:
   const std::int64_t* global_step_;
+  OriginalArgs original_args_;
   bool stop_requested_ = false;
 };
 

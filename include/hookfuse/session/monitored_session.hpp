@@ -1,10 +1,11 @@
 // hookfuse/session/monitored_session.hpp: MonitoredTrainingSession, the fused training loop
 // (tf.compat.v1.train.MonitoredTrainingSession).
 //
-// Hooks live in a boost::hana::tuple. Every event is a compile-time fold over that tuple, and
-// run() is one function: every hook's before_run, the next batch, forward, backward, the fetches
-// some hook asked for, the update, every hook's after_run, the stop check. No virtual calls, no
-// std::function, no heap allocation.
+// Hooks live in a boost::hana::tuple (a std::ref(h) element stands for h). Every event is a
+// compile-time fold over that tuple, and a step is one function (step(), behind run() and
+// run<names...>()): the should_stop check, every hook's before_run, the next batch, forward,
+// backward, the fetches some hook or the caller asked for, the update, every hook's after_run,
+// the stop check. No virtual calls, no std::function, no heap allocation.
 //
 // The fused update: when the optimizer's update is linear in the gradient (SGD), the update of
 // every variable whose gradient no hook can see is folded into the backward pass (the weight-
@@ -24,16 +25,24 @@
 #include <boost/hana/unpack.hpp>
 #include <array>
 #include <cstdint>
+#include <exception>
+#include <optional>
 #include <utility>
 
 #include "hookfuse/autodiff/graph.hpp"
+#include "hookfuse/config.hpp"
+#include "hookfuse/detail/format.hpp"
+#include "hookfuse/errors.hpp"
 #include "hookfuse/hooks/concepts.hpp"
+#include "hookfuse/logging.hpp"
 #include "hookfuse/optim/gradient_descent.hpp"
 #include "hookfuse/session/feeds.hpp"
 
 namespace hookfuse {
 
-/// The hooks of a session, in the order their events are called.
+/// The hooks of a session, in the order their events are called. Each is copied into the
+/// session, except one passed as std::ref(h): the session then calls h itself, which must
+/// outlive the session, and h can be read afterwards (session.hook<I>() reaches either kind).
 template <class... Hooks>
 constexpr auto hooks(Hooks&&... hs) {
   return boost::hana::make_tuple(std::forward<Hooks>(hs)...);
@@ -48,7 +57,18 @@ constexpr bool check_fetch() {
                 "(the hook is 'Hook' and the name is 'Name' in the instantiation above)");
   return Known;
 }
+template <fixed_string Name, bool Known>
+constexpr bool check_run_fetch() {
+  static_assert(Known,
+                "hookfuse: session.run<names...>() fetches a tensor name that the model does not "
+                "have, or 'gradients/<name>' of a tensor the loss has no gradient for (the name "
+                "is 'Name' in the instantiation above)");
+  return Known;
+}
 inline constexpr fixed_string global_step_name{"global_step"};
+inline constexpr const char* run_after_stop_message =
+    "Run called even after should_stop requested.";
+
 
 /// The session's fusion policy: a variable is pinned (its gradient stored) when a hook could see
 /// its gradient: it requests "gradients/<variable>" or declares reads_gradients.
@@ -63,7 +83,7 @@ struct HookPins<boost::hana::tuple<Hs...>> {
   }
   static constexpr bool pinned(std::string_view var) {
     (void)var;  // unused in a session without hooks
-    return ((ReadsGradients<Hs> || requested(run_args_t<Hs>{}, var)) || ...);
+    return ((ReadsGradients<hook_t<Hs>> || requested(run_args_t<hook_t<Hs>>{}, var)) || ...);
   }
 };
 }  // namespace detail
@@ -75,12 +95,16 @@ struct HookPins<boost::hana::tuple<Hs...>> {
 ///     while (!session.should_stop()) session.run();
 ///
 /// `extras` are further named tensors that hooks may fetch (metrics); they are computed only in
-/// runs where a hook asks for them. The graph is bound for input batches of up to
-/// input.batch_size() rows. Construction calls every hook's begin(), binds the graph, then calls
-/// after_create_session(*this). Closing (close() or the destructor) calls every hook's end(*this)
-/// once. If run() exits with an exception, end() is not called, as in TensorFlow. (An exception
-/// from a fetched metric comes after the backward pass: the variables whose update is fused are
-/// then already updated, the others and global_step not.)
+/// runs where a hook (or the caller, run<"accuracy">()) asks for them. The graph is bound for
+/// input batches of up to input.batch_size() rows. Construction calls every hook's begin(), binds
+/// the graph, then calls after_create_session(*this). Closing (close() or the destructor) calls
+/// every hook's end(*this) once. TensorFlow's rules: run() once should_stop() is true (a stop
+/// request, the end of the input, close()) throws RuntimeError; if run() exits with an
+/// exception, end() is not called; the destructor does not call end() while an exception
+/// unwinds the stack, and logs (at ERROR, to stderr) instead of throwing an exception from
+/// end(), which close() propagates. (An exception from a fetched metric comes after the backward
+/// pass: the variables whose update is fused are then already updated, the others and
+/// global_step not.)
 template <class TrainOpT, class Input, class Hooks, class... Extras>
 class MonitoredTrainingSession {
   using loss_type = decltype(std::declval<TrainOpT&>().loss);
@@ -91,6 +115,9 @@ class MonitoredTrainingSession {
   /// Which variables keep a stored gradient (detail::HookPins): what update_fused consults.
   using pins = detail::HookPins<Hooks>;
   static constexpr std::size_t num_hooks = decltype(boost::hana::length(std::declval<Hooks>()))::value;
+  /// What run<Names...>() returns: the caller's fetches of a step, none when no step ran.
+  template <fixed_string... Names>
+  using run_result = std::optional<SessionRunValues<Names...>>;
 
   MonitoredTrainingSession(TrainOpT train_op, Input input, Hooks hooks, Extras... extras)
       : train_op_(std::move(train_op)),
@@ -100,7 +127,8 @@ class MonitoredTrainingSession {
     static_assert(InputFor<Input, graph_type>,
                   "hookfuse: the input must provide next(), batch_size() and feed(graph)");
     check_hooks();
-    boost::hana::for_each(hooks_, [this](auto& h) {
+    boost::hana::for_each(hooks_, [this](auto& stored) {
+      auto& h = hook_ref(stored);
       if constexpr (HandlesAfterCreateSession<std::remove_cvref_t<decltype(h)>,
                                               MonitoredTrainingSession>)
         h.after_create_session(*this);
@@ -109,7 +137,27 @@ class MonitoredTrainingSession {
   MonitoredTrainingSession(const MonitoredTrainingSession&) = delete;
   MonitoredTrainingSession& operator=(const MonitoredTrainingSession&) = delete;
 
-  ~MonitoredTrainingSession() { close(); }
+  /// Closes the session like close(), except that hooks' end() is not called while an exception
+  /// unwinds the stack (std::uncaught_exceptions() above its count at construction), as
+  /// TensorFlow's `with MonitoredTrainingSession(...)` exits, and that an exception from end() is
+  /// logged at ERROR (StderrLogger) instead of escaping.
+  ~MonitoredTrainingSession() {
+    if (std::uncaught_exceptions() > uncaught_at_construction_) {
+      closed_ = true;
+      return;
+    }
+#ifdef HOOKFUSE_NO_EXCEPTIONS
+    close();
+#else
+    try {
+      close();
+    } catch (const std::exception& e) {
+      log_close_error(e.what());
+    } catch (...) {
+      log_close_error("an exception not derived from std::exception");
+    }
+#endif
+  }
 
   /// True when run() folds the optimizer's update of the Variable `Name` into the backward pass
   /// (its gradient is never stored; Variable::grad keeps its old contents). See the file comment
@@ -121,52 +169,60 @@ class MonitoredTrainingSession {
   /// True once a hook requested a stop, the input ran out, or the session was closed.
   bool should_stop() const { return should_stop_ || closed_; }
 
-  /// One training step with every hook. At the end of the input data it runs no step and makes
-  /// should_stop() true (before_run was called, after_run is not, as in TensorFlow).
-  void run() {
-    namespace hana = boost::hana;
-    in_run_ = true;
-    SessionRunContext ctx(&train_op_.global_step->value);
-    // A braced list is evaluated left to right, so before_run is called in hook order
-    // (hana::transform leaves the order of its calls unspecified: GCC goes right to left).
-    auto args = hana::unpack(hooks_, [&ctx](auto&... hs) {
-      return hana::tuple<decltype(call_before_run(hs, ctx))...>{call_before_run(hs, ctx)...};
-    });
-    if (!input_.next()) {
-      should_stop_ = true;
-      in_run_ = false;
-      return;
-    }
-    input_.feed(graph_);
-    graph_.forward();
-    graph_.template backward<pins>(train_op_.optimizer);  // fused updates happen here
-    stale_global_step_ = train_op_.global_step->value;
-    hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
-      fill_values(hana::at(values_, i), hana::at(args, i), fetched_[i]);
-    });
-    graph_.template apply_unfused<pins>(train_op_.optimizer);
-    ++train_op_.global_step->value;
-    hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>),
-                   [&](auto i) {
-                     auto& h = hana::at(hooks_, i);
-                     using H = std::remove_cvref_t<decltype(h)>;
-                     if constexpr (HandlesAfterRun<H, run_values_t<H>>)
-                       h.after_run(ctx, hana::at(values_, i));
-                   });
-    should_stop_ = should_stop_ || ctx.stop_requested();
-    in_run_ = false;
+  /// One training step with every hook, as TensorFlow's `sess.run(train_op)`. Returns whether a
+  /// step ran: at the end of the input data it runs no step, returns false and makes
+  /// should_stop() true (before_run was called, after_run is not, as in TensorFlow). Throws
+  /// RuntimeError("Run called even after should_stop requested.") when should_stop() is
+  /// already true (a hook requested a stop, the input ran out, or close() was called).
+  bool run() {
+    SessionRunValues<> none;
+    return step(none);
   }
 
-  /// Calls every hook's end(*this) once and stops the session. Skipped (hooks' end() not called)
-  /// when the last run() left through an exception.
+  /// One training step that also returns the named tensors, as `sess.run([train_op, loss,
+  /// accuracy])`: `session.run<"loss", "accuracy">()`. The names are checked at compile time
+  /// like a hook's fetches ("global_step", "gradients/<name>" of a stored gradient, any named
+  /// tensor or extra). The values are those hooks see: this step's forward pass, before the
+  /// update; a Variable is a view of the variable (already updated); "global_step" is the
+  /// value before this step's increment. They stay valid until the next run. Hooks see the
+  /// names as run_context.original_args().fetches. Returns no value when the input ran out
+  /// (no step, as run() returning false); throws RuntimeError as run() does.
+  template <fixed_string First, fixed_string... Rest>
+  run_result<First, Rest...> run() {
+    check_run_fetches<First, Rest...>();
+    SessionRunValues<First, Rest...> values;
+    if (!step(values)) return std::nullopt;
+    return values;
+  }
+
+  /// Calls every hook's end(*this) once and stops the session; an exception from end()
+  /// propagates (the remaining hooks' end() is not called). Skipped (hooks' end() not called)
+  /// when the last run() left through an exception. Later calls do nothing.
   void close() {
     if (closed_) return;
     closed_ = true;
     if (in_run_) return;
-    boost::hana::for_each(hooks_, [this](auto& h) {
+    boost::hana::for_each(hooks_, [this](auto& stored) {
+      auto& h = hook_ref(stored);
       if constexpr (HandlesEnd<std::remove_cvref_t<decltype(h)>, MonitoredTrainingSession>)
         h.end(*this);
     });
+  }
+
+  /// The I-th hook, as given to hooks(...) (for std::ref(h): h itself).
+  template <std::size_t I>
+  auto& hook() {
+    static_assert(I < num_hooks, "hookfuse: session.hook<I>(): the session has fewer hooks");
+    return hook_ref(boost::hana::at_c<I>(hooks_));
+  }
+  /// The hook of type H (or the object a std::ref(h) of type H refers to); H must occur once.
+  template <class H>
+  auto& hook() {
+    using pos = detail::hook_position<H, Hooks>;
+    static_assert(pos::count == 1,
+                  "hookfuse: session.hook<H>(): the session has no hook of type H, or more than "
+                  "one (then use hook<I>() by position)");
+    return hook<(pos::count == 1 ? pos::index : 0)>();
   }
 
   /// The current global step.
@@ -208,8 +264,65 @@ class MonitoredTrainingSession {
     else return SessionRunArgs<>{false};
   }
 
+  /// The training step both run() overloads call: `caller` receives the caller's fetches
+  /// (none for plain run()). Returns whether a step ran.
+  template <fixed_string... Fetch>
+  bool step(SessionRunValues<Fetch...>& caller) {
+    namespace hana = boost::hana;
+    if (should_stop()) detail::fail<RuntimeError>(detail::run_after_stop_message);
+    in_run_ = true;
+    SessionRunContext ctx(&train_op_.global_step->value,
+                          OriginalArgs{detail::fetch_names<Fetch...>});
+    // A braced list is evaluated left to right, so before_run is called in hook order
+    // (hana::transform leaves the order of its calls unspecified: GCC goes right to left).
+    auto args = hana::unpack(hooks_, [&ctx](auto&... hs) {
+      return hana::tuple<decltype(call_before_run(hook_ref(hs), ctx))...>{
+          call_before_run(hook_ref(hs), ctx)...};
+    });
+    if (!input_.next()) {
+      should_stop_ = true;
+      in_run_ = false;
+      return false;
+    }
+    input_.feed(graph_);
+    graph_.forward();
+    graph_.template backward<pins>(train_op_.optimizer);  // fused updates happen here
+    stale_global_step_ = train_op_.global_step->value;
+    hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
+      fill_values(hana::at(values_, i), hana::at(args, i), fetched_[i]);
+    });
+    if constexpr (sizeof...(Fetch) > 0) {
+      std::size_t k = 0;
+      ((caller.results[k++] = fetch_stale<Fetch>()), ...);
+    } else {
+      (void)caller;
+    }
+    graph_.template apply_unfused<pins>(train_op_.optimizer);
+    ++train_op_.global_step->value;
+    hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
+      auto& h = hook_ref(hana::at(hooks_, i));
+      using H = std::remove_cvref_t<decltype(h)>;
+      if constexpr (HandlesAfterRun<H, run_values_t<H>>) h.after_run(ctx, hana::at(values_, i));
+    });
+    should_stop_ = should_stop_ || ctx.stop_requested();
+    in_run_ = false;
+    return true;
+  }
+
+#ifndef HOOKFUSE_NO_EXCEPTIONS
+  static void log_close_error(const char* what) {
+    StderrLogger{}.log(Severity::error,
+                       (detail::ErrorMessage()
+                        << "hookfuse: a hook's end() threw while the session was destroyed (call "
+                           "close() to receive the exception): "
+                        << what)
+                           .str());
+  }
+#endif
+
   static void call_begin(Hooks& hs) {
-    boost::hana::for_each(hs, [](auto& h) {
+    boost::hana::for_each(hs, [](auto& stored) {
+      auto& h = hook_ref(stored);
       if constexpr (HandlesBegin<std::remove_cvref_t<decltype(h)>>) h.begin();
     });
   }
@@ -217,7 +330,16 @@ class MonitoredTrainingSession {
   static constexpr void check_hooks() { check_each(std::type_identity<Hooks>{}); }
   template <class... Hs>
   static constexpr void check_each(std::type_identity<boost::hana::tuple<Hs...>>) {
-    ((check_hook<Hs, MonitoredTrainingSession>(), check_names<Hs>(run_args_t<Hs>{})), ...);
+    ((check_hook<hook_t<Hs>, MonitoredTrainingSession>(),
+      check_names<hook_t<Hs>>(run_args_t<hook_t<Hs>>{})),
+     ...);
+  }
+  template <fixed_string... Names>
+  static constexpr void check_run_fetches() {
+    (detail::check_run_fetch<Names, Names == detail::global_step_name ||
+                                        graph_type::template has<Names> ||
+                                        is_gradient_fetch<Names>()>(),
+     ...);
   }
   template <class H, fixed_string... Names>
   static constexpr void check_names(SessionRunArgs<Names...>) {
@@ -263,7 +385,7 @@ class MonitoredTrainingSession {
   struct values_of_hooks;
   template <class... Hs>
   struct values_of_hooks<boost::hana::tuple<Hs...>> {
-    using type = boost::hana::tuple<run_values_t<Hs>...>;
+    using type = boost::hana::tuple<run_values_t<hook_t<Hs>>...>;
   };
 
   TrainOpT train_op_;
@@ -276,6 +398,7 @@ class MonitoredTrainingSession {
   bool should_stop_ = false;
   bool closed_ = false;
   bool in_run_ = false;
+  int uncaught_at_construction_ = std::uncaught_exceptions();
 };
 
 template <class T, class I, class H, class... E>
