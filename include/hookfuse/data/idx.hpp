@@ -205,7 +205,9 @@ namespace hookfuse::data {
 /// package `dataset-fashion-mnist`), not a regular file, unreadable, corrupt gzip, wrong magic
 /// number, header shorter than 16 bytes, fewer pixel bytes than the header declares
 /// ("truncated: header declares 60000 images of 28x28 (47040000 bytes) but only N bytes
-/// follow") or extra bytes after them.
+/// follow") or extra bytes after them. A .gz file is inflated no further than the header
+/// declares plus one byte ("... but the gzip stream holds more (unexpected trailing bytes;
+/// inflation stopped after N bytes)"), so a small file cannot make the reader inflate gigabytes.
 inline IdxImages read_idx_images(const std::filesystem::path& path) {
   std::uint32_t count = 0, rows = 0, cols = 0;
   std::vector<std::uint8_t> bytes = detail::read_idx_file(
