@@ -4,7 +4,7 @@
 
 #include <cstdint>
 #include <string_view>
-#include <Eigen/Core>
+#include "hookfuse/detail/eigen.hpp"
 
 #include "hookfuse/fixed_string.hpp"
 
