@@ -3,13 +3,14 @@
 // through this one.
 //
 // Why: GCC 12's x86 intrinsic headers implement _mm256_undefined_pd() and friends as
-// `__m256d __Y = __Y; return __Y;` (GCC bug 105593). With -mavx512f (-march=x86-64-v4 or
-// -march=native on an AVX-512 host) Eigen's packet code calls _mm512_extractf64x4_pd() and
-// similar, whose bodies pass such an "undefined" value, and after inlining into our code (the
-// GEMM packing behind Graph::forward_range, the reductions) the middle end reports
-// "'__Y' may be used uninitialized" at avx512fintrin.h. System headers do not shield it: GCC
-// reports a middle-end warning unless every location of its inlining chain is in a system
-// header, so -Werror stops the build.
+// `__m256d __Y = __Y; return __Y;` (GCC bug 105593, GCC 12.1 and 12.2). With -mavx512f
+// (-march=x86-64-v4, or -march=native on an AVX-512 host) Eigen's packet code calls
+// _mm512_extractf64x4_pd() and similar, whose bodies pass such an "undefined" value; once that
+// is inlined into our code (the GEMM packing behind Graph::forward_range, the reductions) the
+// middle end reports "'__Y' may be used uninitialized" (or "is used uninitialized") at a line
+// of avx512fintrin.h. Being a system header does not shield it: GCC reports a middle-end
+// warning unless every location of its inlining chain is in a system header, so -Werror stops
+// the build.
 //
 // How: GCC decides such a warning from the `#pragma GCC diagnostic` state at the innermost
 // location of the inlining chain first, which is the line inside the intrinsic header. So the
