@@ -6,7 +6,7 @@
 // glorot_uniform{2} for the output kernel, zero biases (what BM_hookfuse_step builds).
 #pragma once
 
-#include <Eigen/Core>
+#include "hookfuse/detail/eigen.hpp"  // Eigen, GCC 12 AVX-512 false positive silenced
 #include <cmath>
 #include <cstdint>
 #include <hookfuse/hookfuse.hpp>

@@ -65,7 +65,7 @@ inline std::size_t eigen_malloc_count() {
        ? static_cast<void>(0) \
        : ::hookfuse_test::alloc_detail::eigen_assert_failed(#x, __FILE__, __LINE__))
 
-#include <Eigen/Core>
+#include "hookfuse/detail/eigen.hpp"  // Eigen, GCC 12 AVX-512 false positive silenced
 
 namespace hookfuse_test {
 

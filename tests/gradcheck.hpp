@@ -19,7 +19,7 @@
 // every element of every Variable is below kGradTolerance.
 #pragma once
 
-#include <Eigen/Core>
+#include "hookfuse/detail/eigen.hpp"  // Eigen, GCC 12 AVX-512 false positive silenced
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "skip.hpp"
+
 namespace hookfuse_test {
 
 inline constexpr const char* kImages = "fmnist-t10k-first100-images-idx3-ubyte";
@@ -39,12 +41,11 @@ inline std::optional<std::filesystem::path> idx_fixtures() {
 
 }  // namespace hookfuse_test
 
-/// Declares `dir`, the fixtures directory, or reports the current test as skipped and returns.
-#define HF_REQUIRE_FIXTURES(dir)                                                              \
-  const std::optional<std::filesystem::path> dir = hookfuse_test::idx_fixtures();             \
-  if (!dir) {                                                                                 \
-    WARN("SKIPPED: " << Catch::getResultCapture().getCurrentTestName() << ": fixtures dir "   \
-                     << hookfuse_test::fixtures_setting() << " not found (needs "             \
-                     << hookfuse_test::kImages << ")");                                      \
-    return;                                                                                   \
+/// Declares `dir`, the fixtures directory, or reports the current test as skipped (exit code
+/// 77, see skip.hpp).
+#define HF_REQUIRE_FIXTURES(dir)                                                          \
+  const std::optional<std::filesystem::path> dir = hookfuse_test::idx_fixtures();         \
+  if (!dir) {                                                                             \
+    HOOKFUSE_SKIP("fixtures dir " << hookfuse_test::fixtures_setting() << " not found (needs " \
+                                  << hookfuse_test::kImages << ")");                      \
   }

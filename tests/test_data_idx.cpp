@@ -2,7 +2,8 @@
 //
 // Fixtures: HOOKFUSE_FIXTURES_DIR (the shared fixtures root, or its idx/ subdirectory) holding
 // the 100-sample Fashion-MNIST subset; the check values come from its README.md. Tests that
-// need it, or Debian's /usr/share/datasets/fashion-mnist, report "SKIPPED: <test>" when absent.
+// need it, or Debian's /usr/share/datasets/fashion-mnist, report "SKIPPED: <test>" and exit
+// with 77 when it is absent (tests/skip.hpp; "Skipped" in ctest's summary).
 #include <zlib.h>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 
 #include "hookfuse/data/idx.hpp"
 #include "idx_fixtures.hpp"
+#include "skip.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
@@ -295,6 +297,79 @@ TEST_CASE("a truncated fixture file reports how much is left", "[data][idx][erro
             "2357 bytes follow");
 }
 
+/// gzip (RFC 1952, via zlib's deflate with a gzip wrapper) of `head` followed by `zeros` zero
+/// bytes, compressed as it goes: zeros compress about 1000:1, so 300 MB make a ~300 KB file.
+Bytes gzip_with_zeros(const Bytes& head, std::size_t zeros) {
+  z_stream zs{};
+  REQUIRE(deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 9,
+                       Z_DEFAULT_STRATEGY) == Z_OK);
+  Bytes out;
+  std::vector<unsigned char> chunk(1 << 16);
+  auto pump = [&](const unsigned char* data, std::size_t n, int flush) {
+    zs.next_in = const_cast<unsigned char*>(data);
+    zs.avail_in = static_cast<uInt>(n);
+    do {
+      zs.next_out = chunk.data();
+      zs.avail_out = static_cast<uInt>(chunk.size());
+      const int rc = deflate(&zs, flush);
+      REQUIRE((rc == Z_OK || rc == Z_STREAM_END || rc == Z_BUF_ERROR));
+      out.insert(out.end(), chunk.data(), chunk.data() + (chunk.size() - zs.avail_out));
+    } while (zs.avail_out == 0);
+  };
+  pump(head.data(), head.size(), Z_NO_FLUSH);
+  const std::vector<unsigned char> block(1 << 20, 0);
+  for (std::size_t left = zeros; left > 0;) {
+    const std::size_t n = std::min(left, block.size());
+    pump(block.data(), n, Z_NO_FLUSH);
+    left -= n;
+  }
+  pump(nullptr, 0, Z_FINISH);
+  deflateEnd(&zs);
+  return out;
+}
+
+TEST_CASE("a small .gz inflating past its header stops at the declared size",
+          "[data][idx][gzip][errors]") {
+  // The header declares 2 images of 28x28: 2 * 784 = 1568 pixel bytes after its 16. The stream
+  // goes on with 300 MB of zeros. The reader inflates the 16 header bytes, the 1568 declared
+  // ones and one byte more to see that something follows: 16 + 1568 + 1 = 1585, and stops.
+  TempDir tmp;
+  const std::size_t kZeros = std::size_t{300} << 20;
+  Bytes head = idx_header(0x803, {2, 28, 28});
+  head.resize(16 + 1568, 9);
+  static const Bytes gz = gzip_with_zeros(head, kZeros);  // once, not once per SECTION (~3 s)
+  CHECK(gz.size() < kZeros / 500);  // the premise: a small file (about 300 KB)
+  const fs::path p = tmp / "bomb-images-idx3-ubyte.gz";
+  write_bytes(p, gz);
+  CHECK(data_error_of([&] { hookfuse::data::read_idx_images(p); }) ==
+        p.string() +
+            ": header declares 2 images of 28x28 (1568 bytes) but the gzip stream holds more "
+            "(unexpected trailing bytes; inflation stopped after 1585 bytes)");
+
+  SECTION("labels: 10 declared, 8 + 10 + 1 = 19 bytes inflated (of 30 MB)") {
+    Bytes labels = idx_header(0x801, {10});
+    labels.resize(8 + 10, 3);
+    const fs::path l = tmp / "bomb-labels-idx1-ubyte.gz";
+    write_bytes(l, gzip_with_zeros(labels, kZeros / 10));
+    CHECK(data_error_of([&] { hookfuse::data::read_idx_labels(l); }) ==
+          l.string() +
+              ": header declares 10 labels (10 bytes) but the gzip stream holds more "
+              "(unexpected trailing bytes; inflation stopped after 19 bytes)");
+  }
+  SECTION("detail::gunzip with a cap inflates the cap and one byte more") {
+    CHECK(data_error_of([&] { hookfuse::detail::gunzip(gz, "bomb.gz", 4096); }) ==
+          "bomb.gz: the gzip stream inflates to more than 4096 bytes (inflation stopped after "
+          "4097 bytes)");
+  }
+  SECTION("the same stream ending at the declared size reads") {
+    const fs::path ok = tmp / "ok-images-idx3-ubyte.gz";
+    write_bytes(ok, gzip_with_zeros(head, 0));
+    const auto images = hookfuse::data::read_idx_images(ok);
+    CHECK(images.count == 2);
+    CHECK(images.pixels == Bytes(1568, 9));
+  }
+}
+
 TEST_CASE("corrupt gzip data is reported as such", "[data][idx][gzip][errors]") {
   HF_REQUIRE_FIXTURES(dir);
   TempDir tmp;
@@ -376,9 +451,7 @@ TEST_CASE("load_fashion_mnist finds raw or .gz files by split", "[data][idx]") {
 TEST_CASE("Debian's Fashion-MNIST loads with the known shapes and first labels",
           "[data][idx][debian]") {
   if (!fs::exists(kDebianDir / "train-images-idx3-ubyte.gz")) {
-    WARN("SKIPPED: " << Catch::getResultCapture().getCurrentTestName() << ": " << kDebianDir
-                     << " not found (apt-get install dataset-fashion-mnist)");
-    return;
+    HOOKFUSE_SKIP(kDebianDir << " not found (apt-get install dataset-fashion-mnist)");
   }
   // Expected values computed independently with python3:
   //   d = gzip.open('/usr/share/datasets/fashion-mnist/<split>-labels-idx1-ubyte.gz').read()

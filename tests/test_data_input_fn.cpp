@@ -2,7 +2,8 @@
 //
 // Most tests use a synthetic 10-example data set whose label i and features {3i, 3i+1, 3i+2}
 // identify the example. The fixture test needs HOOKFUSE_FIXTURES_DIR (the shared fixtures root
-// or its idx/ subdirectory) and reports "SKIPPED: <test>" when it is absent.
+// or its idx/ subdirectory) and reports "SKIPPED: <test>" and exits 77
+// when it is absent (tests/skip.hpp; "Skipped" in ctest's summary).
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>

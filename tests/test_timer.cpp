@@ -3,6 +3,7 @@
 // Time comes from a FakeClock advanced by hand: no sleeps, exact numbers.
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 
@@ -130,4 +131,68 @@ TEST_CASE("SecondOrStepTimer: a FakeClock copy does not follow the original", "[
   clock.advance(10.0);
   CHECK_FALSE(by_value.should_trigger_for_step(1));
   CHECK(by_ref.should_trigger_for_step(1));
+}
+
+TEST_CASE("SecondOrStepTimer: exact near the int64 limit, no overflow", "[timer]") {
+  // Python's integers do not overflow, so TensorFlow's `step >= last + every_steps` is exact;
+  // a trigger due past INT64_MAX never comes. Expected values by hand, from that formula.
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  FakeClock clock;
+  const ClockRef<FakeClock> ref{&clock};
+
+  SECTION("a step near the limit: the next trigger is past it") {
+    Timer timer(std::nullopt, std::int64_t{10}, ref);
+    timer.update_last_triggered_step(kMax - 5);  // next: kMax + 5
+    CHECK_FALSE(timer.should_trigger_for_step(kMax - 5));
+    CHECK_FALSE(timer.should_trigger_for_step(kMax - 1));
+    CHECK_FALSE(timer.should_trigger_for_step(kMax));
+  }
+  SECTION("the next trigger exactly at INT64_MAX") {
+    Timer timer(std::nullopt, std::int64_t{10}, ref);
+    timer.update_last_triggered_step(kMax - 10);
+    CHECK_FALSE(timer.should_trigger_for_step(kMax - 1));
+    CHECK(timer.should_trigger_for_step(kMax));
+    const auto e = timer.update_last_triggered_step(kMax);
+    REQUIRE(e.steps.has_value());
+    CHECK(*e.steps == 10);
+    CHECK_FALSE(timer.should_trigger_for_step(kMax));  // kMax + 10 never comes
+  }
+  SECTION("every_steps = INT64_MAX") {
+    Timer timer(std::nullopt, kMax, ref);
+    timer.update_last_triggered_step(0);  // next: exactly kMax
+    CHECK_FALSE(timer.should_trigger_for_step(1));
+    CHECK_FALSE(timer.should_trigger_for_step(kMax - 1));
+    CHECK(timer.should_trigger_for_step(kMax));
+    timer.update_last_triggered_step(1);  // next: kMax + 1
+    CHECK_FALSE(timer.should_trigger_for_step(2));
+    CHECK_FALSE(timer.should_trigger_for_step(kMax));
+    timer.reset();  // forgets the unreachable trigger too
+    CHECK(timer.should_trigger_for_step(kMax));
+    CHECK(timer.should_trigger_for_step(2));
+  }
+  SECTION("elapsed steps over the whole range") {
+    Timer timer(std::nullopt, kMax, ref);
+    timer.update_last_triggered_step(0);
+    const auto whole = timer.update_last_triggered_step(kMax);
+    REQUIRE(whole.steps.has_value());
+    CHECK(*whole.steps == kMax);
+    // From INT64_MIN to INT64_MAX is 2^64 - 1 steps: clamped to INT64_MAX, not wrapped.
+    timer.reset();
+    timer.update_last_triggered_step(kMin);
+    const auto clamped = timer.update_last_triggered_step(kMax);
+    REQUIRE(clamped.steps.has_value());
+    CHECK(*clamped.steps == kMax);
+    // And back down: -(2^64 - 1), clamped to INT64_MIN.
+    const auto down = timer.update_last_triggered_step(kMin);
+    REQUIRE(down.steps.has_value());
+    CHECK(*down.steps == kMin);
+  }
+  SECTION("a negative every_steps near INT64_MIN: every other step fires, as in TensorFlow") {
+    Timer timer(std::nullopt, kMin, ref);
+    timer.update_last_triggered_step(-1);  // -1 + INT64_MIN = -2^63 - 1 < every int64 step
+    CHECK(timer.should_trigger_for_step(kMin));
+    CHECK(timer.should_trigger_for_step(0));
+    CHECK_FALSE(timer.should_trigger_for_step(-1));  // never twice for one step
+  }
 }

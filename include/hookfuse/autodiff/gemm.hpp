@@ -7,7 +7,7 @@
 // Eigen's own (general_matrix_matrix_product), so the speed is Eigen's.
 #pragma once
 
-#include <Eigen/Core>
+#include "hookfuse/detail/eigen.hpp"
 
 #include "hookfuse/config.hpp"
 

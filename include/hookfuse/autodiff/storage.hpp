@@ -1,7 +1,7 @@
 // hookfuse/autodiff/storage.hpp: matrix types and buffers behind every tensor of a bound graph.
 #pragma once
 
-#include <Eigen/Core>
+#include "hookfuse/detail/eigen.hpp"
 #include <type_traits>
 
 namespace hookfuse {

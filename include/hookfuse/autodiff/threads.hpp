@@ -11,7 +11,7 @@
 // packing buffers (the zero-allocation guarantee of a step holds for one thread).
 #pragma once
 
-#include <Eigen/Core>
+#include "hookfuse/detail/eigen.hpp"
 
 namespace hookfuse {
 

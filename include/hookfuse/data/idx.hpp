@@ -12,6 +12,8 @@
 // the Debian package `dataset-fashion-mnist`.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -60,9 +62,9 @@ inline std::string missing_file_hint() {
          data::default_fashion_mnist_dir + " (apt-get install dataset-fashion-mnist)";
 }
 
-/// The bytes of `path`, gunzipped when they start with 1f 8b. Throws DataError naming the path
-/// when the file is missing, not a regular file, unreadable or a corrupt gzip stream.
-inline std::vector<std::uint8_t> read_maybe_gzipped(const std::filesystem::path& path) {
+/// The bytes of `path`, as stored (gzip or not). Throws DataError naming the path when the file
+/// is missing, not a regular file or unreadable.
+inline std::vector<std::uint8_t> read_file_bytes(const std::filesystem::path& path) {
   using data::DataError;
   const std::string name = path.string();
   std::error_code ec;
@@ -85,8 +87,6 @@ inline std::vector<std::uint8_t> read_maybe_gzipped(const std::filesystem::path&
     bytes.insert(bytes.end(), p, p + file.gcount());
   }
   if (file.bad()) fail<DataError>(name + ": read error");
-
-  if (is_gzip(bytes)) return gunzip(bytes, name);
   return bytes;
 }
 
@@ -128,6 +128,73 @@ inline void check_idx_payload(const std::vector<std::uint8_t>& bytes, const std:
   }
 }
 
+/// What an IDX header declares: the number of data bytes after it, and in words for messages
+/// ("60000 images of 28x28").
+struct IdxPayload {
+  std::uint64_t bytes;
+  std::string declares;
+};
+
+/// The bytes of the IDX file `path` (header, then data), raw or gzip-compressed, checked against
+/// the header: magic number `magic` (`what` describes it), a header of `header` bytes
+/// (`header_needs` says why, for the message), and exactly the number of data bytes that
+/// `declare(header bytes)` returns. A .gz file is inflated only that far, plus one byte to see
+/// whether more follows: a small .gz that inflates to far more than its header declares fails
+/// after that many bytes, not after inflating all of it. Throws DataError naming the path.
+template <class Declare>
+std::vector<std::uint8_t> read_idx_file(const std::filesystem::path& path, std::uint32_t magic,
+                                        const char* what, std::size_t header,
+                                        const char* header_needs, Declare&& declare) {
+  using data::DataError;
+  const std::string name = path.string();
+  auto check_header = [&](const std::vector<std::uint8_t>& bytes) {
+    check_idx_magic(bytes, name, magic, what);
+    if (bytes.size() < header) {
+      fail<DataError>(name + ": truncated: " + header_needs + " but the file has only " +
+                      std::to_string(bytes.size()));
+    }
+  };
+
+  std::vector<std::uint8_t> file = read_file_bytes(path);
+  if (!is_gzip(file)) {
+    check_header(file);
+    const IdxPayload payload = declare(file.data());
+    check_idx_payload(file, name, header, payload.bytes, payload.declares);
+    return file;
+  }
+
+  GzipInflater inflater(file, name);
+  std::vector<std::uint8_t> bytes(header);
+  bytes.resize(inflater.read(bytes.data(), header));
+  check_header(bytes);
+  const IdxPayload payload = declare(bytes.data());
+  // Inflate the declared data, growing the buffer as it comes (a header may declare far more
+  // than the stream holds), then probe for one byte more.
+  std::uint64_t have = 0;
+  while (have < payload.bytes) {
+    const std::uint64_t step =
+        std::min<std::uint64_t>(payload.bytes - have, std::max<std::uint64_t>(have, 1 << 20));
+    if (step > SIZE_MAX - bytes.size()) break;  // cannot be held in memory: reported below
+    const std::size_t at = bytes.size();
+    bytes.resize(at + static_cast<std::size_t>(step));
+    const std::size_t got = inflater.read(bytes.data() + at, static_cast<std::size_t>(step));
+    bytes.resize(at + got);
+    have += got;
+    if (got < step) break;  // the stream has ended
+  }
+  if (have == payload.bytes) {
+    std::uint8_t probe = 0;
+    if (inflater.read(&probe, 1) != 0) {
+      fail<DataError>(name + ": header declares " + payload.declares + " (" +
+                      std::to_string(payload.bytes) + " bytes) but the gzip stream holds more " +
+                      "(unexpected trailing bytes; inflation stopped after " +
+                      std::to_string(inflater.total_out()) + " bytes)");
+    }
+  }
+  check_idx_payload(bytes, name, header, payload.bytes, payload.declares);
+  return bytes;
+}
+
 }  // namespace hookfuse::detail
 
 namespace hookfuse::data {
@@ -138,37 +205,34 @@ namespace hookfuse::data {
 /// package `dataset-fashion-mnist`), not a regular file, unreadable, corrupt gzip, wrong magic
 /// number, header shorter than 16 bytes, fewer pixel bytes than the header declares
 /// ("truncated: header declares 60000 images of 28x28 (47040000 bytes) but only N bytes
-/// follow") or extra bytes after them.
+/// follow") or extra bytes after them. A .gz file is inflated no further than the header
+/// declares plus one byte ("... but the gzip stream holds more (unexpected trailing bytes;
+/// inflation stopped after N bytes)"), so a small file cannot make the reader inflate gigabytes.
 inline IdxImages read_idx_images(const std::filesystem::path& path) {
-  const std::string name = path.string();
-  std::vector<std::uint8_t> bytes = detail::read_maybe_gzipped(path);
-  detail::check_idx_magic(bytes, name, idx_images_magic, "IDX3 unsigned-byte images");
-  constexpr std::size_t kHeader = 16;
-  if (bytes.size() < kHeader) {
-    detail::fail<DataError>(name +
-                            ": truncated: the IDX3 header needs 16 bytes (magic and 3 "
-                            "dimensions) but the file has only " +
-                            std::to_string(bytes.size()));
-  }
-  const std::uint32_t count = detail::read_be32(bytes.data() + 4);
-  const std::uint32_t rows = detail::read_be32(bytes.data() + 8);
-  const std::uint32_t cols = detail::read_be32(bytes.data() + 12);
-  const std::string declares =
-      std::to_string(count) + " images of " + std::to_string(rows) + "x" + std::to_string(cols);
-  // rows*cols < 2^64 always; count*(rows*cols) may not be, and then it cannot fit in any file.
-  const std::uint64_t per_image = std::uint64_t{rows} * cols;
-  if (per_image != 0 && count > UINT64_MAX / per_image) {
-    detail::fail<DataError>(name + ": header declares " + declares +
-                            ", more than 2^64 bytes of pixels");
-  }
-  detail::check_idx_payload(bytes, name, kHeader, count * per_image, declares);
-
+  std::uint32_t count = 0, rows = 0, cols = 0;
+  std::vector<std::uint8_t> bytes = detail::read_idx_file(
+      path, idx_images_magic, "IDX3 unsigned-byte images", 16,
+      "the IDX3 header needs 16 bytes (magic and 3 dimensions)",
+      [&](const std::uint8_t* header) {
+        count = detail::read_be32(header + 4);
+        rows = detail::read_be32(header + 8);
+        cols = detail::read_be32(header + 12);
+        std::string declares = std::to_string(count) + " images of " + std::to_string(rows) +
+                               "x" + std::to_string(cols);
+        // rows*cols < 2^64 always; count*(rows*cols) may not be, and then it fits in no file.
+        const std::uint64_t per_image = std::uint64_t{rows} * cols;
+        if (per_image != 0 && count > UINT64_MAX / per_image) {
+          detail::fail<DataError>(path.string() + ": header declares " + declares +
+                                  ", more than 2^64 bytes of pixels");
+        }
+        return detail::IdxPayload{count * per_image, std::move(declares)};
+      });
   IdxImages images;
   images.count = count;
   images.rows = rows;
   images.cols = cols;
   // Drop the header in place (a memmove) rather than copying tens of MB into a new vector.
-  bytes.erase(bytes.begin(), bytes.begin() + kHeader);
+  bytes.erase(bytes.begin(), bytes.begin() + 16);
   images.pixels = std::move(bytes);
   return images;
 }
@@ -177,21 +241,14 @@ inline IdxImages read_idx_images(const std::filesystem::path& path) {
 /// Throws DataError like read_idx_images ("truncated: header declares 60000 labels (60000
 /// bytes) but only N bytes follow", wrong magic, missing file, ...).
 inline IdxLabels read_idx_labels(const std::filesystem::path& path) {
-  const std::string name = path.string();
-  std::vector<std::uint8_t> bytes = detail::read_maybe_gzipped(path);
-  detail::check_idx_magic(bytes, name, idx_labels_magic, "IDX1 unsigned-byte labels");
-  constexpr std::size_t kHeader = 8;
-  if (bytes.size() < kHeader) {
-    detail::fail<DataError>(name +
-                            ": truncated: the IDX1 header needs 8 bytes (magic and 1 "
-                            "dimension) but the file has only " +
-                            std::to_string(bytes.size()));
-  }
-  const std::uint32_t count = detail::read_be32(bytes.data() + 4);
-  detail::check_idx_payload(bytes, name, kHeader, count, std::to_string(count) + " labels");
-
+  std::vector<std::uint8_t> bytes = detail::read_idx_file(
+      path, idx_labels_magic, "IDX1 unsigned-byte labels", 8,
+      "the IDX1 header needs 8 bytes (magic and 1 dimension)", [](const std::uint8_t* header) {
+        const std::uint32_t count = detail::read_be32(header + 4);
+        return detail::IdxPayload{count, std::to_string(count) + " labels"};
+      });
   IdxLabels labels;
-  bytes.erase(bytes.begin(), bytes.begin() + kHeader);
+  bytes.erase(bytes.begin(), bytes.begin() + 8);
   labels.labels = std::move(bytes);
   return labels;
 }

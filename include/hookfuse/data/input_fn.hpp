@@ -10,7 +10,7 @@
 // (TensorFlow's OutOfRangeError) is `next()` returning false.
 #pragma once
 
-#include <Eigen/Core>
+#include "hookfuse/detail/eigen.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <limits>

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
-#include <Eigen/Core>
+#include "hookfuse/detail/eigen.hpp"
 
 #include "hookfuse/fixed_string.hpp"
 

@@ -11,10 +11,37 @@
 #include "hookfuse/config.hpp"
 
 namespace hookfuse {
+namespace detail {
+
+/// a + b, clamped to [INT64_MIN, INT64_MAX] instead of overflowing (undefined behaviour).
+/// `*clamped` says whether it was clamped.
+constexpr std::int64_t saturating_add(std::int64_t a, std::int64_t b, bool* clamped = nullptr) {
+  constexpr std::int64_t lo = std::numeric_limits<std::int64_t>::min();
+  constexpr std::int64_t hi = std::numeric_limits<std::int64_t>::max();
+  const bool over = b > 0 && a > hi - b;
+  const bool under = b < 0 && a < lo - b;
+  if (clamped != nullptr) *clamped = over || under;
+  if (over) return hi;
+  if (under) return lo;
+  return a + b;
+}
+
+/// a - b, clamped like saturating_add (b == INT64_MIN included).
+constexpr std::int64_t saturating_sub(std::int64_t a, std::int64_t b) {
+  constexpr std::int64_t lo = std::numeric_limits<std::int64_t>::min();
+  constexpr std::int64_t hi = std::numeric_limits<std::int64_t>::max();
+  if (b == lo) return a >= 0 ? hi : a - b;  // a - INT64_MIN = a + 2^63: fits only for a < 0
+  return saturating_add(a, -b);
+}
+
+}  // namespace detail
 
 /// Fires every `every_steps` steps or every `every_secs` seconds (exactly one of them). Fires the
 /// first time it is asked; never twice for the same step. Time comes from the clock policy.
 /// Throws std::invalid_argument when both or neither interval is given (TensorFlow: ValueError).
+/// Steps are exact over the whole int64 range: a next trigger past INT64_MAX (a step near the
+/// limit, or a huge every_steps) never comes, as with Python's unbounded integers in TensorFlow,
+/// and nothing overflows.
 template <Clock C = SteadyClock>
 class SecondOrStepTimer {
  public:
@@ -34,21 +61,24 @@ class SecondOrStepTimer {
     last_step_.reset();
     last_time_ = 0.0;
     not_before_ = std::numeric_limits<std::int64_t>::min();
+    beyond_int64_ = false;
   }
 
   bool should_trigger_for_step(std::int64_t step) const {
     // A step timer between triggers: one comparison, no clock read (the hot path of a hook
-    // that does not fire). not_before_ is last + every_steps, or the lowest step before the
-    // first trigger and for a time-based timer.
+    // that does not fire). not_before_ is last + every_steps (clamped to the int64 range), or
+    // the lowest step before the first trigger and for a time-based timer.
     if (step < not_before_) return false;
     if (!last_step_) return true;
     if (*last_step_ == step) return false;
-    if (every_secs_ && clock_.now() >= last_time_ + *every_secs_) return true;
-    if (every_steps_ && step >= *last_step_ + *every_steps_) return true;
-    return false;
+    if (every_secs_) return clock_.now() >= last_time_ + *every_secs_;
+    // every_steps: step >= last + every_steps holds (step >= not_before_), unless that sum was
+    // past INT64_MAX and clamped, which no int64 step reaches.
+    return !beyond_int64_;
   }
 
-  /// Seconds and steps since the previous trigger (both empty at the first trigger).
+  /// Seconds and steps since the previous trigger (both empty at the first trigger). `steps` is
+  /// clamped to the int64 range (only reachable with negative steps).
   struct Elapsed {
     std::optional<double> secs = std::nullopt;
     std::optional<std::int64_t> steps = std::nullopt;
@@ -60,11 +90,16 @@ class SecondOrStepTimer {
     Elapsed e;
     if (last_step_) {
       e.secs = now - last_time_;
-      e.steps = step - *last_step_;
+      e.steps = detail::saturating_sub(step, *last_step_);
     }
     last_time_ = now;
     last_step_ = step;
-    if (every_steps_) not_before_ = step + *every_steps_;
+    if (every_steps_) {
+      bool clamped = false;
+      not_before_ = detail::saturating_add(step, *every_steps_, &clamped);
+      // Clamped up: unreachable. Clamped down (a negative every_steps): every step qualifies.
+      beyond_int64_ = clamped && *every_steps_ > 0;
+    }
     return e;
   }
 
@@ -77,6 +112,7 @@ class SecondOrStepTimer {
   std::optional<std::int64_t> last_step_;
   double last_time_ = 0.0;
   std::int64_t not_before_ = std::numeric_limits<std::int64_t>::min();
+  bool beyond_int64_ = false;  // the next step trigger is past INT64_MAX
 };
 
 }  // namespace hookfuse

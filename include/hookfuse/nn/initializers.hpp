@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <random>
 
-#include <Eigen/Core>
+#include "hookfuse/detail/eigen.hpp"
 
 namespace hookfuse::nn {
 
