@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <hookfuse/autodiff.hpp>
+#include <hookfuse/optim/gradient_descent.hpp>
 
 namespace hf = hookfuse;
 
@@ -107,6 +108,18 @@ TEST_CASE("zero rows: mean_squared_error is 0 with zero gradients") {
   g.backward();
   CHECK(w.grad.isZero(0.0f));
   CHECK(b.grad.isZero(0.0f));
+
+  // The session's fused SGD update (folded into the backward pass) leaves the weights as they
+  // were: a zero gradient times the learning rate.
+  const Eigen::Matrix<float, kIn, kOut, Eigen::RowMajor> w_before = w.value;
+  const Eigen::Matrix<float, 1, kOut> b_before = b.value;
+  const hf::GradientDescentOptimizer sgd(0.5);
+  STATIC_REQUIRE(decltype(g)::update_fused<hf::detail::FuseAll, "w">());
+  CHECK(g.forward() == 0.0f);
+  g.backward<hf::detail::FuseAll>(sgd);
+  g.apply_unfused<hf::detail::FuseAll>(sgd);
+  CHECK(w.value == w_before);
+  CHECK(b.value == b_before);
 }
 
 TEST_CASE("zero rows: reduce_mean as the loss is NaN, the variables' gradients are 0") {
