@@ -73,7 +73,9 @@ struct AddOp {
     return dim_fits(a.cols, b.cols) &&
            (broadcast_of(a, b) != Broadcast::none || dim_fits(a.rows, b.rows));
   }
-  static Shape shape(Shape a, Shape b) { return {std::max(a.rows, b.rows), a.cols}; }
+  /// numpy's broadcast of the rows: a side with 1 row takes the other's count, 0 included (an
+  /// empty batch plus a bias is empty, not one row).
+  static Shape shape(Shape a, Shape b) { return {a.rows == 1 ? b.rows : a.rows, a.cols}; }
 
   template <class S, Dims Out, Dims A, Dims B>
   struct kernel {

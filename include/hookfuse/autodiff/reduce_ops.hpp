@@ -1,10 +1,17 @@
 // hookfuse/autodiff/reduce_ops.hpp: reductions to a scalar and losses; mirrors tf.reduce_sum,
 // tf.reduce_mean, tf.nn.softmax, tf.compat.v1.losses.mean_squared_error and
 // tf.compat.v1.losses.sparse_softmax_cross_entropy.
+//
+// Empty batches (0 rows) get TensorFlow's values: the losses reduce with SUM_BY_NONZERO_WEIGHTS
+// (sum of the losses / number of nonzero weights, a safe division that gives 0 when there are
+// none), so they are 0 with zero gradients; reduce_mean and accuracy are means of an empty
+// tensor, NaN as in numpy and TensorFlow; reduce_sum is 0. No kernel reads an element of an empty
+// operand (Eigen's mean() and redux() would read element 0).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 
 #include "hookfuse/autodiff/expr.hpp"
@@ -21,7 +28,8 @@ struct InvalidArgumentError : std::invalid_argument {
 
 namespace detail {
 
-/// Sum (Mean = false) or mean (Mean = true) of every element, a [1, 1] result.
+/// Sum (Mean = false) or mean (Mean = true) of every element, a [1, 1] result. Of an empty tensor:
+/// sum 0, mean NaN (tf.reduce_mean and numpy.mean of an empty array).
 template <bool Mean>
 struct ReduceOp {
   static constexpr bool differentiable = true;
@@ -36,16 +44,24 @@ struct ReduceOp {
     void reserve(Shape, Shape) {}
     template <class O, class X>
     void forward(O& out, const X& a) {
-      out(0, 0) = Mean ? a.mean() : a.sum();
+      // sum() is 0 for an empty tensor; mean() would read element 0 of it.
+      if constexpr (Mean)
+        out(0, 0) = a.size() ? a.sum() / static_cast<S>(a.size())
+                             : std::numeric_limits<S>::quiet_NaN();
+      else
+        out(0, 0) = a.sum();
     }
     template <std::size_t K, class T, class D, class O, class X>
     void backward(T& t, const D& dout, const O&, const X& a) {
-      t.put_constant(Mean ? dout(0, 0) / static_cast<S>(a.size()) : dout(0, 0));
+      // An empty operand has no element to receive a gradient (put_constant writes none).
+      const S n = a.size() ? static_cast<S>(a.size()) : S(1);
+      t.put_constant(Mean ? dout(0, 0) / n : dout(0, 0));
     }
   };
 };
 
-/// mean((prediction - target)^2) over every element, [1, 1].
+/// mean((prediction - target)^2) over every element, [1, 1]; 0 for empty operands (the
+/// SUM_BY_NONZERO_WEIGHTS reduction of tf.compat.v1.losses: no weights, safe division).
 struct MeanSquaredErrorOp {
   static constexpr bool differentiable = true;
   static constexpr std::size_t scalar_from = 0;
@@ -62,11 +78,12 @@ struct MeanSquaredErrorOp {
     void reserve(Shape, Shape, Shape) {}
     template <class O, class X, class Y>
     void forward(O& out, const X& a, const Y& b) {
-      out(0, 0) = (a - b).squaredNorm() / static_cast<S>(a.size());
+      out(0, 0) = a.size() ? (a - b).squaredNorm() / static_cast<S>(a.size()) : S(0);
     }
     template <std::size_t K, class T, class D, class O, class X, class Y>
     void backward(T& t, const D& dout, const O&, const X& a, const Y& b) {
-      const S k = S(2) * dout(0, 0) / static_cast<S>(a.size()) * (K == 0 ? S(1) : S(-1));
+      const S n = a.size() ? static_cast<S>(a.size()) : S(1);
+      const S k = S(2) * dout(0, 0) / n * (K == 0 ? S(1) : S(-1));
       t.put(k * (a - b));
     }
   };
@@ -111,8 +128,11 @@ template <class S>
 }
 
 /// Mean over the batch of -log softmax(logits)[label], from integer labels [batch] and logits
-/// [batch, classes]; a [1, 1] result. Uses a stable log-sum-exp and keeps the softmax for the
-/// backward pass.
+/// [batch, classes]; a [1, 1] result, 0 for an empty batch (SUM_BY_NONZERO_WEIGHTS, as the loss
+/// in tf.compat.v1.losses). Each row's loss is log(sum(exp(z - m))) - (z[label] - m), m the row's
+/// largest logit: both terms are formed from differences to m, so the result keeps float's
+/// relative precision whatever the size of the logits (m + log(sum) - z[label] would round to the
+/// spacing of m: 0.0625 for logits near 1e6 in float). Keeps the softmax for the backward pass.
 struct SparseSoftmaxCrossEntropyOp {
   static constexpr bool differentiable = true;
   static constexpr std::size_t scalar_from = 1;
@@ -141,16 +161,16 @@ struct SparseSoftmaxCrossEntropyOp {
         const S m = z.row(i).maxCoeff();
         p.row(i) = (z.row(i).array() - m).exp().matrix();
         const S sum = p.row(i).sum();
-        const S lse = m + std::log(sum);
         p.row(i) /= sum;
-        total += lse - z(i, static_cast<Index>(y));
+        total += std::log(sum) - (z(i, static_cast<Index>(y)) - m);
       }
-      out(0, 0) = total / static_cast<S>(z.rows());
+      out(0, 0) = z.rows() ? total / static_cast<S>(z.rows()) : S(0);
     }
     template <std::size_t K, class T, class D, class O, class Y, class X>
     void backward(T& t, const D& dout, const O&, const Y& labels, const X& z) {
       static_assert(K == 1, "labels have no gradient");
-      const S k = dout(0, 0) / static_cast<S>(z.rows());
+      // (softmax - onehot) / batch; an empty batch has no logit to receive a gradient.
+      const S k = z.rows() ? dout(0, 0) / static_cast<S>(z.rows()) : S(0);
       auto p = probs.view();
       t.put(k * p);
       for (Index i = 0; i < z.rows(); ++i) t.add_at(i, static_cast<Index>(labels(i)), -k);
@@ -158,7 +178,8 @@ struct SparseSoftmaxCrossEntropyOp {
   };
 };
 
-/// Fraction of rows whose largest logit is at the label, [1, 1]. Not differentiable.
+/// Fraction of rows whose largest logit is at the label, [1, 1]; NaN for an empty batch (the mean
+/// of an empty tensor). Not differentiable.
 struct AccuracyOp {
   static constexpr bool differentiable = false;
   static constexpr std::size_t scalar_from = 1;
@@ -183,7 +204,8 @@ struct AccuracyOp {
         z.row(i).maxCoeff(&arg);
         hits += (arg == static_cast<Index>(labels(i)));
       }
-      out(0, 0) = z.rows() ? static_cast<S>(hits) / static_cast<S>(z.rows()) : S(0);
+      out(0, 0) = z.rows() ? static_cast<S>(hits) / static_cast<S>(z.rows())
+                           : std::numeric_limits<S>::quiet_NaN();
     }
   };
 };
@@ -195,7 +217,7 @@ template <Operand X>
 constexpr auto reduce_sum(X&& x) {
   return make_node(detail::ReduceOp<false>{}, std::forward<X>(x));
 }
-/// Mean of every element, [1, 1], like tf.reduce_mean without an axis.
+/// Mean of every element, [1, 1], like tf.reduce_mean without an axis; NaN for an empty tensor.
 template <Operand X>
 constexpr auto reduce_mean(X&& x) {
   return make_node(detail::ReduceOp<true>{}, std::forward<X>(x));
@@ -206,7 +228,8 @@ constexpr auto softmax(X&& x) {
   return make_node(detail::SoftmaxOp{}, std::forward<X>(x));
 }
 /// mean((predictions - labels)^2) over every element, [1, 1], like
-/// tf.compat.v1.losses.mean_squared_error(labels, predictions).
+/// tf.compat.v1.losses.mean_squared_error(labels, predictions); 0 with zero gradients for an
+/// empty batch.
 template <Operand L, Operand P>
 constexpr auto mean_squared_error(L&& labels, P&& predictions) {
   return make_node(detail::MeanSquaredErrorOp{}, std::forward<P>(predictions),
@@ -215,6 +238,7 @@ constexpr auto mean_squared_error(L&& labels, P&& predictions) {
 /// Mean cross-entropy between integer labels [batch] (int32, in [0, classes)) and unscaled logits
 /// [batch, classes], [1, 1]; like tf.compat.v1.losses.sparse_softmax_cross_entropy(labels,
 /// logits). Throws InvalidArgumentError (naming the row and the value) for a label out of range.
+/// 0 with zero gradients for an empty batch. Stable for logits of any size (see the op).
 template <Operand L, Operand Z>
 constexpr auto sparse_softmax_cross_entropy(L&& labels, Z&& logits) {
   static_assert(std::is_integral_v<typename expr_t<L>::scalar>,
@@ -223,7 +247,8 @@ constexpr auto sparse_softmax_cross_entropy(L&& labels, Z&& logits) {
                    std::forward<Z>(logits));
 }
 /// Fraction of the batch whose arg-max logit equals the label, [1, 1] (the per-batch value of
-/// tf.reduce_mean(tf.cast(tf.equal(tf.argmax(logits, 1), labels), tf.float32))).
+/// tf.reduce_mean(tf.cast(tf.equal(tf.argmax(logits, 1), labels), tf.float32))); NaN for an empty
+/// batch.
 template <Operand L, Operand Z>
 constexpr auto accuracy(L&& labels, Z&& logits) {
   return make_node(detail::AccuracyOp{}, std::forward<L>(labels), std::forward<Z>(logits));

@@ -18,19 +18,20 @@ class Dense {
   Variable<concat(Name, fixed_string{"/kernel"}), Scalar, In, Out> kernel;
   Variable<concat(Name, fixed_string{"/bias"}), Scalar, 1, Out> bias;
 
-  /// Fixed sizes: initializes the kernel and bias with the given initializers.
-  template <class KernelInit, class BiasInit = zeros>
+  /// Fixed sizes: initializes the kernel and bias with the given initializers (by default, as in
+  /// TensorFlow, glorot_uniform and zeros). A random initializer without a seed derives it from
+  /// the variable's name (nn::seed_from_name("<Name>/kernel")), so two layers of one shape start
+  /// different and every run starts the same.
+  template <class KernelInit = glorot_uniform, class BiasInit = zeros>
     requires(In != Dynamic && Out != Dynamic)
-  explicit Dense(KernelInit kernel_init, BiasInit bias_init = {}) {
-    kernel_init(kernel.value);
-    bias_init(bias.value);
+  explicit Dense(KernelInit kernel_init = {}, BiasInit bias_init = {}) {
+    init(kernel_init, bias_init);
   }
-  /// Dynamic sizes: `in` inputs, `out` units.
-  template <class KernelInit, class BiasInit = zeros>
-  Dense(Index in, Index out, KernelInit kernel_init, BiasInit bias_init = {})
+  /// Dynamic sizes: `in` inputs, `out` units; initializers as above.
+  template <class KernelInit = glorot_uniform, class BiasInit = zeros>
+  Dense(Index in, Index out, KernelInit kernel_init = {}, BiasInit bias_init = {})
       : kernel(in, out), bias(1, out) {
-    kernel_init(kernel.value);
-    bias_init(bias.value);
+    init(kernel_init, bias_init);
   }
   Dense(const Dense&) = delete;  // expressions refer to the variables by address
   Dense& operator=(const Dense&) = delete;
@@ -39,6 +40,13 @@ class Dense {
   template <Operand X>
   auto operator()(X&& x) {
     return add(matmul(std::forward<X>(x), kernel), bias);
+  }
+
+ private:
+  template <class KernelInit, class BiasInit>
+  void init(const KernelInit& kernel_init, const BiasInit& bias_init) {
+    detail::initialize(kernel_init, kernel.value, decltype(kernel)::name.view());
+    detail::initialize(bias_init, bias.value, decltype(bias)::name.view());
   }
 };
 
