@@ -250,7 +250,10 @@ constexpr bool reaches() {
   } else {
     constexpr auto cs = std::tuple_element_t<From, Entries>::children;
     return []<std::size_t... K>(std::index_sequence<K...>) {
-      return (reaches<Entries, cs[K], To>() || ... || false);
+      // Named through the entry, not `cs`: GCC 12 rejects a constexpr local used in a
+      // template argument inside the lambda ("'cs' is not captured").
+      return (reaches<Entries, std::tuple_element_t<From, Entries>::children[K], To>() || ... ||
+              false);
     }(std::make_index_sequence<cs.size()>{});
   }
 }
