@@ -24,6 +24,7 @@
 #include <boost/hana/unpack.hpp>
 #include <array>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
 #include "hookfuse/autodiff/graph.hpp"
@@ -74,6 +75,14 @@ struct HookPins<boost::hana::tuple<Hs...>> {
 ///                                      hooks(StopAtStepHook({.num_steps = 1000})), accuracy);
 ///     while (!session.should_stop()) session.run();
 ///
+/// `input` is an input object (feeds<"x", "labels">(input_fn), or any type with next(),
+/// batch_size() and feed(graph): see InputFor and docs/inputs.md), checked against the graph
+/// here (a tensor the input lacks, a wrong column count: std::invalid_argument / ShapeError), or
+/// caller_feeds(max_batch_size): the caller then feeds every run,
+///
+///     MonitoredTrainingSession session(train_op, caller_feeds(32), hooks());
+///     session.run(feed<"x">(xs, rows), feed<"labels">(ys, rows));
+///
 /// `extras` are further named tensors that hooks may fetch (metrics); they are computed only in
 /// runs where a hook asks for them. The graph is bound for input batches of up to
 /// input.batch_size() rows. Construction calls every hook's begin(), binds the graph, then calls
@@ -97,8 +106,10 @@ class MonitoredTrainingSession {
         input_(std::move(input)),
         hooks_(std::move(hooks)),
         graph_((call_begin(hooks_), bind(input_.batch_size(), train_op_.loss, extras...))) {
-    static_assert(InputFor<Input, graph_type>,
-                  "hookfuse: the input must provide next(), batch_size() and feed(graph)");
+    static_assert(caller_fed || InputFor<Input, graph_type>,
+                  "hookfuse: the input must provide next(), batch_size() and feed(graph), or be "
+                  "caller_feeds(max_batch_size)");
+    if constexpr (requires { input_.check(graph_); }) input_.check(graph_);
     check_hooks();
     boost::hana::for_each(hooks_, [this](auto& h) {
       if constexpr (HandlesAfterCreateSession<std::remove_cvref_t<decltype(h)>,
@@ -122,39 +133,40 @@ class MonitoredTrainingSession {
   bool should_stop() const { return should_stop_ || closed_; }
 
   /// One training step with every hook. At the end of the input data it runs no step and makes
-  /// should_stop() true (before_run was called, after_run is not, as in TensorFlow).
+  /// should_stop() true (before_run was called, after_run is not, as in TensorFlow). Not for a
+  /// session built with caller_feeds: use run(feed<"x">(...), ...).
   void run() {
-    namespace hana = boost::hana;
-    in_run_ = true;
-    SessionRunContext ctx(&train_op_.global_step->value);
-    // A braced list is evaluated left to right, so before_run is called in hook order
-    // (hana::transform leaves the order of its calls unspecified: GCC goes right to left).
-    auto args = hana::unpack(hooks_, [&ctx](auto&... hs) {
-      return hana::tuple<decltype(call_before_run(hs, ctx))...>{call_before_run(hs, ctx)...};
-    });
-    if (!input_.next()) {
-      should_stop_ = true;
-      in_run_ = false;
-      return;
+    static_assert(!caller_fed, "hookfuse: this session is fed by the caller (caller_feeds): "
+                               "run(feed<\"x\">(xs, rows), ...)");
+    if constexpr (!caller_fed) {
+      run_step([this] {
+        if (!input_.next()) return false;
+        graph_.clear_feeds();
+        input_.feed(graph_);
+        return true;
+      });
     }
-    input_.feed(graph_);
-    graph_.forward();
-    graph_.template backward<pins>(train_op_.optimizer);  // fused updates happen here
-    stale_global_step_ = train_op_.global_step->value;
-    hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
-      fill_values(hana::at(values_, i), hana::at(args, i), fetched_[i]);
-    });
-    graph_.template apply_unfused<pins>(train_op_.optimizer);
-    ++train_op_.global_step->value;
-    hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>),
-                   [&](auto i) {
-                     auto& h = hana::at(hooks_, i);
-                     using H = std::remove_cvref_t<decltype(h)>;
-                     if constexpr (HandlesAfterRun<H, run_values_t<H>>)
-                       h.after_run(ctx, hana::at(values_, i));
-                   });
-    should_stop_ = should_stop_ || ctx.stop_requested();
-    in_run_ = false;
+  }
+
+  /// One training step of a session built with caller_feeds(max_batch_size), fed with `feeds`
+  /// (TensorFlow's `sess.run(train_op, feed_dict={x: xs, y: ys})`):
+  /// `session.run(feed<"x">(xs, rows), feed<"y">(ys, rows))`. Checked like any feed before the
+  /// forward pass: the data's scalar types at compile time; columns, rows (at most
+  /// max_batch_size, the same for every batched placeholder) and that every placeholder the
+  /// step reads is fed (ShapeError naming the placeholders and shapes). Feeds of an earlier run
+  /// do not carry over.
+  template <class... Fs>
+    requires(sizeof...(Fs) > 0 && (detail::is_feed<Fs>::value && ...))
+  void run(const Fs&... feeds) {
+    static_assert(caller_fed, "hookfuse: run(feed<...>(...)) needs a session built with "
+                              "caller_feeds(max_batch_size) where the input goes");
+    if constexpr (caller_fed) {
+      run_step([&] {
+        graph_.clear_feeds();
+        (feeds.apply(graph_), ...);
+        return true;
+      });
+    }
   }
 
   /// Calls every hook's end(*this) once and stops the session. Skipped (hooks' end() not called)
@@ -174,7 +186,9 @@ class MonitoredTrainingSession {
 
   /// The value of a named tensor for the last batch fed (computing it if no run did), or the
   /// current global step for "global_step", or the last stored gradient for "gradients/<name>".
-  /// Like session.run(tensor) inside end().
+  /// Like session.run(tensor) inside end(). Before any step (or after an empty input) a tensor
+  /// is computed when it reads no placeholder; one that reads a placeholder not fed throws
+  /// ShapeError naming the tensor and the placeholder (no unfed input is read).
   template <fixed_string Name>
   TensorValue fetch() {
     if constexpr (Name == detail::global_step_name) {
@@ -202,6 +216,44 @@ class MonitoredTrainingSession {
   Input& input() { return input_; }
 
  private:
+  static constexpr bool caller_fed = std::is_same_v<Input, CallerFeeds>;
+
+  /// The step body shared by both run() overloads; `feed_inputs()` feeds the graph and returns
+  /// false at the end of the input.
+  template <class FeedInputs>
+  void run_step(FeedInputs&& feed_inputs) {
+    namespace hana = boost::hana;
+    in_run_ = true;
+    SessionRunContext ctx(&train_op_.global_step->value);
+    // A braced list is evaluated left to right, so before_run is called in hook order
+    // (hana::transform leaves the order of its calls unspecified: GCC goes right to left).
+    auto args = hana::unpack(hooks_, [&ctx](auto&... hs) {
+      return hana::tuple<decltype(call_before_run(hs, ctx))...>{call_before_run(hs, ctx)...};
+    });
+    if (!feed_inputs()) {
+      should_stop_ = true;
+      in_run_ = false;
+      return;
+    }
+    graph_.forward();
+    graph_.template backward<pins>(train_op_.optimizer);  // fused updates happen here
+    stale_global_step_ = train_op_.global_step->value;
+    hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
+      fill_values(hana::at(values_, i), hana::at(args, i), fetched_[i]);
+    });
+    graph_.template apply_unfused<pins>(train_op_.optimizer);
+    ++train_op_.global_step->value;
+    hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>),
+                   [&](auto i) {
+                     auto& h = hana::at(hooks_, i);
+                     using H = std::remove_cvref_t<decltype(h)>;
+                     if constexpr (HandlesAfterRun<H, run_values_t<H>>)
+                       h.after_run(ctx, hana::at(values_, i));
+                   });
+    should_stop_ = should_stop_ || ctx.stop_requested();
+    in_run_ = false;
+  }
+
   template <class H>
   static auto call_before_run(H& h, SessionRunContext& ctx) {
     if constexpr (HandlesBeforeRun<H>) return h.before_run(ctx);
