@@ -169,22 +169,6 @@ constexpr bool consumers_allow_fusion(std::index_sequence<J...>) {
           ... && true);
 }
 
-/// True when entry `To` is `From` or lies below it (as detail::reaches, written so that it can
-/// also be evaluated inside a member function's if constexpr).
-template <class Entries, std::size_t From, std::size_t To>
-constexpr bool depends_on() {
-  if constexpr (From == To) {
-    return true;
-  } else if constexpr (From < To) {  // children always precede their parents
-    return false;
-  } else {
-    using E = std::tuple_element_t<From, Entries>;
-    return []<std::size_t... K>(std::index_sequence<K...>) {
-      return (depends_on<Entries, E::children[K], To>() || ... || false);
-    }(std::make_index_sequence<E::children.size()>{});
-  }
-}
-
 template <class T>
 constexpr auto flatten_all(T tape) {
   return tape;
@@ -312,7 +296,7 @@ class Graph {
           detail::ErrorMessage m;
           m << "hookfuse: feed '" << Name.view() << "': the data has "
             << static_cast<long long>(cols) << " columns, the placeholder is ";
-          describe_placeholder<index_of<Name>>(m);
+          detail::describe_placeholder(m, std::get<index_of<Name>>(slots_));
           detail::fail<ShapeError>(m.str());
         }
       }
@@ -456,24 +440,6 @@ class Graph {
   static void clear_fed(Sl& s) {
     if constexpr (requires { s.fed; }) s.fed = false;
   }
-  /// "[?, 784] float32": a placeholder's shape (? for the batch) and dtype.
-  template <std::size_t I>
-  void describe_placeholder(detail::ErrorMessage& m) const {
-    using Sl = std::remove_cvref_t<decltype(std::get<I>(slots_))>;
-    m << "[";
-    if constexpr (Sl::D.rows == Dynamic) m << "?";
-    else m << Sl::D.rows;
-    m << ", " << std::get<I>(slots_).current.cols << "] " << detail::dtype_name<typename Sl::S>();
-  }
-  template <std::size_t I>
-  static constexpr std::string_view name_at() {
-    return [&]<class... Ns>(detail::NameList<Ns...>) {
-      std::string_view n;
-      (void)((Ns::index == I ? (n = Ns::name.view(), true) : false) || ...);
-      return n;
-    }(names_type{});
-  }
-
   template <fixed_string Name, class T>
   void feed_checked(const T* data, Index rows, Index cols) {
     constexpr std::size_t i = index_of<Name>;
@@ -496,7 +462,7 @@ class Graph {
         m << static_cast<long long>(rows) << " rows, but the placeholder has " << Sl::D.rows
           << ": ";
       }
-      describe_placeholder<i>(m);
+      detail::describe_placeholder(m, slot);
       detail::fail<ShapeError>(m.str());
     }
     if (data == nullptr && rows * cols > 0)
@@ -509,89 +475,12 @@ class Graph {
     computed_.fill(false);
   }
 
-  /// "the forward pass" (`tensor` empty) or "fetch 'accuracy'".
-  static void describe_reader(detail::ErrorMessage& m, std::string_view tensor) {
-    if (tensor.empty()) m << "the forward pass";
-    else m << "fetch '" << tensor << "'";
-  }
   /// Throws ShapeError unless every placeholder entry `Target` reads was fed, and all the
-  /// batched ones (dynamic rows) with the same row count. `what` names the tensor fetched (empty:
-  /// the forward pass).
+  /// batched ones with the same row count (detail::check_feeds). `what` names the tensor
+  /// fetched (empty: the forward pass).
   template <std::size_t Target>
   void check_feeds(std::string_view what) const {
-    int unfed = 0;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (count_unfed<Target, I>(unfed), ...);
-    }(std::make_index_sequence<Target + 1>{});
-    if (unfed > 0) {
-      detail::ErrorMessage m;
-      m << "hookfuse: ";
-      describe_reader(m, what);
-      m << " reads " << (unfed == 1 ? "placeholder" : "placeholders");
-      int listed = 0;
-      [&]<std::size_t... I>(std::index_sequence<I...>) {
-        (list_unfed<Target, I>(m, listed), ...);
-      }(std::make_index_sequence<Target + 1>{});
-      m << (unfed == 1 ? ", which was" : ", which were")
-        << " not fed: you must feed a value for every placeholder a step reads (no step has "
-           "run yet, the input was empty, or the step's feeds left it out)";
-      detail::fail<ShapeError>(m.str());
-    }
-    Index rows = -1;
-    bool same = true;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (rows_of<Target, I>(rows, same), ...);
-    }(std::make_index_sequence<Target + 1>{});
-    if (!same) {
-      detail::ErrorMessage m;
-      m << "hookfuse: ";
-      describe_reader(m, what);
-      m << " reads placeholders fed with different row counts (every placeholder of a step must "
-           "get the same batch):";
-      [&]<std::size_t... I>(std::index_sequence<I...>) {
-        (list_rows<Target, I>(m), ...);
-      }(std::make_index_sequence<Target + 1>{});
-      detail::fail<ShapeError>(m.str());
-    }
-  }
-  template <std::size_t Target, std::size_t I>
-  void count_unfed(int& unfed) const {
-    if constexpr (is_placeholder_at<I>()) {
-      if constexpr (detail::depends_on<entries_type, Target, I>())
-        unfed += std::get<I>(slots_).fed ? 0 : 1;
-    }
-  }
-  template <std::size_t Target, std::size_t I>
-  void list_unfed(detail::ErrorMessage& m, int& listed) const {
-    if constexpr (is_placeholder_at<I>()) {
-      if constexpr (detail::depends_on<entries_type, Target, I>()) {
-        if (!std::get<I>(slots_).fed) {
-          m << (listed++ == 0 ? " '" : ", '") << name_at<I>() << "' (";
-          describe_placeholder<I>(m);
-          m << ")";
-        }
-      }
-    }
-  }
-  template <std::size_t Target, std::size_t I>
-  void rows_of(Index& rows, bool& same) const {
-    if constexpr (is_placeholder_at<I>() &&
-                  std::tuple_element_t<I, entries_type>::dims.rows == Dynamic) {
-      if constexpr (detail::depends_on<entries_type, Target, I>()) {
-        const Index r = std::get<I>(slots_).current.rows;
-        if (rows < 0) rows = r;
-        else if (r != rows) same = false;
-      }
-    }
-  }
-  template <std::size_t Target, std::size_t I>
-  void list_rows(detail::ErrorMessage& m) const {
-    if constexpr (is_placeholder_at<I>() &&
-                  std::tuple_element_t<I, entries_type>::dims.rows == Dynamic) {
-      if constexpr (detail::depends_on<entries_type, Target, I>())
-        m << " '" << name_at<I>() << "' " << static_cast<long long>(std::get<I>(slots_).current.rows)
-          << " rows;";
-    }
+    detail::check_feeds<ShapeError, entries_type, names_type, Target>(slots_, what);
   }
   template <std::size_t Target, std::size_t J>
   void compute_if_reached() {
