@@ -31,8 +31,8 @@ concept InputFor = requires(I& in, G& g) {
 };
 
 /// Feeds the tensors of an input function (such as data::NumpyInputFn) to placeholders, by
-/// position: the input's K-th tensor (for NumpyInputFn: its feature columns in order, then its
-/// targets) goes to the placeholder `Names[K]`. The input provides rows(), num_tensors() (the
+/// position: the input's K-th tensor goes to the placeholder `Names[K]` (NumpyInputFn: the
+/// features, then the targets; NumpyColumnsInputFn: its columns in order, then the targets). The input provides rows(), num_tensors() (the
 /// tensors it holds, at run time: an input built without targets holds one less) and
 /// tensor<K>() returning {data, cols} for the current batch. Keeps a pointer: `input` must
 /// outlive the session.
@@ -45,13 +45,15 @@ struct Feeds {
 
   /// Called by the session's constructor: every name has a tensor in the input, of the
   /// placeholder's scalar type (compile time) and column count (ShapeError otherwise).
-  /// Throws std::invalid_argument naming the placeholder an input without that tensor (a
+  /// Throws std::invalid_argument, naming the placeholder, when the input lacks its tensor (a
   /// NumpyInputFn built without targets under feeds<"x", "labels">).
   template <class G>
   void check(const G& graph) const {
     check_each(graph, std::make_index_sequence<sizeof...(Names)>{});
   }
 
+  /// Points every named placeholder at the input's current batch (Graph::feed: rows and
+  /// columns checked again).
   template <class G>
   void feed(G& graph) {
     feed_each(graph, std::make_index_sequence<sizeof...(Names)>{});
