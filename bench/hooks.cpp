@@ -74,8 +74,8 @@ struct FixedBatch {
   hf::Index batch_size() const { return kBatch; }
   template <class Graph>
   void feed(Graph& graph) {
-    graph.template feed<"x">(xs, kBatch);
-    graph.template feed<"y">(ys, kBatch);
+    graph.template feed<"x">(xs, kBatch, kFeatures);
+    graph.template feed<"y">(ys, kBatch, kTargets);
   }
 };
 

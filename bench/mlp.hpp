@@ -36,8 +36,8 @@ struct RandomBatch {
   Eigen::Index batch_size() const { return x.rows(); }
   template <class G>
   void feed(G& g) {
-    g.template feed<"x">(x.data(), x.rows());
-    g.template feed<"labels">(y.data(), x.rows());
+    g.template feed<"x">(x);  // rows and columns checked against the placeholder
+    g.template feed<"labels">(y);
   }
 };
 

@@ -26,8 +26,12 @@ using hookfuse::data::OutOfRangeError;
 using Order = std::vector<std::int64_t>;
 
 // Binding a temporary Dataset would leave a dangling pointer: it does not compile.
-static_assert(!std::is_constructible_v<NumpyInputFn<float>, Dataset&&>);
-static_assert(std::is_constructible_v<NumpyInputFn<float>, const Dataset&>);
+static_assert(!std::is_constructible_v<NumpyInputFn<float>, Dataset&&,
+                                        const NumpyInputFn<float>::Options&>);
+static_assert(std::is_constructible_v<NumpyInputFn<float>, const Dataset&,
+                                      const NumpyInputFn<float>::Options&>);
+// The options are required (they hold `shuffle`, which has no default).
+static_assert(!std::is_constructible_v<NumpyInputFn<float>, const Dataset&>);
 static_assert(std::is_base_of_v<std::runtime_error, OutOfRangeError>);
 
 namespace {
@@ -170,7 +174,7 @@ TEMPLATE_TEST_CASE("pixels are scaled: 255 -> 1 by default", "[data][input_fn]",
 TEST_CASE("num_epochs = nullopt repeats forever", "[data][input_fn]") {
   Synthetic d;
   NumpyInputFn<float> fn(d.x.data(), kN, kF, d.y.data(),
-                         {.batch_size = 4, .num_epochs = std::nullopt, .seed = 1});
+                         {.batch_size = 4, .num_epochs = std::nullopt, .shuffle = true, .seed = 1});
   for (int batch = 0; batch < 300; ++batch) {
     REQUIRE(fn.next());
     CHECK(fn.epoch() == batch / 3);
@@ -192,7 +196,8 @@ TEST_CASE("labels may be absent (features only, like y=None)", "[data][input_fn]
 }
 
 TEST_CASE("no examples means end of input at once, even repeating forever", "[data][input_fn]") {
-  NumpyInputFn<float> fn(nullptr, 0, 784, nullptr, {.batch_size = 4, .num_epochs = std::nullopt});
+  NumpyInputFn<float> fn(static_cast<const std::uint8_t*>(nullptr), 0, 784, nullptr,
+                         {.batch_size = 4, .num_epochs = std::nullopt, .shuffle = true});
   CHECK(fn.capacity() == 0);
   CHECK_FALSE(fn.next());
   CHECK(fn.features().rows() == 0);
@@ -202,22 +207,22 @@ TEST_CASE("no examples means end of input at once, even repeating forever", "[da
 TEST_CASE("bad options and inconsistent data are rejected", "[data][input_fn]") {
   Synthetic d;
   using Fn = NumpyInputFn<float>;
-  CHECK_THROWS_WITH(Fn(d.x.data(), kN, kF, d.y.data(), {.batch_size = 0}),
+  CHECK_THROWS_WITH(Fn(d.x.data(), kN, kF, d.y.data(), {.batch_size = 0, .shuffle = false}),
                     Catch::Contains("batch_size must be > 0, got 0"));
-  CHECK_THROWS_WITH(Fn(d.x.data(), kN, kF, d.y.data(), {.num_epochs = 0}),
+  CHECK_THROWS_WITH(Fn(d.x.data(), kN, kF, d.y.data(), {.num_epochs = 0, .shuffle = false}),
                     Catch::Contains("num_epochs must be > 0"));
-  CHECK_THROWS_AS(Fn(d.x.data(), -1, kF, d.y.data()), std::invalid_argument);
-  CHECK_THROWS_AS(Fn(nullptr, kN, kF, d.y.data()), std::invalid_argument);
+  CHECK_THROWS_AS(Fn(d.x.data(), -1, kF, d.y.data(), {.shuffle = false}), std::invalid_argument);
+  CHECK_THROWS_AS(Fn(nullptr, kN, kF, d.y.data(), {.shuffle = false}), std::invalid_argument);
 
   Dataset ds;
   ds.images = {2, 2, 2, std::vector<std::uint8_t>(8, 1)};
   ds.labels.labels = {0, 1, 2};
-  CHECK_THROWS_WITH(Fn(ds), Catch::Contains("2 images but 3 labels"));
+  CHECK_THROWS_WITH(Fn(ds, {.shuffle = false}), Catch::Contains("2 images but 3 labels"));
   ds.labels.labels = {0, 1};
   ds.images.pixels.pop_back();
-  CHECK_THROWS_WITH(Fn(ds), Catch::Contains("hold 7 bytes, expected 2 x 2 x 2"));
+  CHECK_THROWS_WITH(Fn(ds, {.shuffle = false}), Catch::Contains("hold 7 bytes, expected 2 x 2 x 2"));
   ds.images.pixels.push_back(1);
-  CHECK_NOTHROW(Fn(ds));
+  CHECK_NOTHROW(Fn(ds, {.shuffle = false}));
 }
 
 TEST_CASE("batches over the Fashion-MNIST fixture", "[data][input_fn]") {
@@ -255,4 +260,115 @@ TEST_CASE("batches over the Fashion-MNIST fixture", "[data][input_fn]") {
     CHECK(counts[1] == expected);
     CHECK(pixel_sum * 255.0 == Approx(2 * 5854180.0));  // all pixels, twice
   }
+}
+
+TEMPLATE_TEST_CASE("numpy_input_fn over typed arrays copies rows unchanged", "[data][input_fn]",
+                   float, double, std::int32_t, std::int64_t) {
+  // x[i] = {10 i, 10 i + 1}, y[i] = 100 + i: every value names its example.
+  std::vector<TestType> x;
+  std::vector<std::int64_t> y;
+  for (int i = 0; i < 5; ++i) {
+    x.push_back(static_cast<TestType>(10 * i));
+    x.push_back(static_cast<TestType>(10 * i + 1));
+    y.push_back(100 + i);
+  }
+  NumpyInputFn<TestType, std::int64_t> fn(x.data(), 5, 2, y.data(),
+                                          {.batch_size = 2, .num_epochs = 1, .shuffle = false});
+  CHECK(fn.num_tensors() == 2);
+  std::vector<std::int64_t> sizes;
+  std::vector<std::int64_t> targets;
+  while (fn.next()) {
+    sizes.push_back(fn.rows());
+    for (std::int64_t r = 0; r < fn.rows(); ++r) {
+      const std::int64_t t = fn.labels()(r);
+      targets.push_back(t);
+      CHECK(fn.features()(r, 0) == static_cast<TestType>(10 * (t - 100)));  // no scaling
+      CHECK(fn.features()(r, 1) == static_cast<TestType>(10 * (t - 100) + 1));
+    }
+  }
+  CHECK(sizes == std::vector<std::int64_t>{2, 2, 1});
+  CHECK(targets == std::vector<std::int64_t>{100, 101, 102, 103, 104});
+}
+
+TEST_CASE("float targets and a features-only typed input (y=None)", "[data][input_fn]") {
+  const std::vector<double> x{1.5, 2.5, 3.5};
+  const std::vector<float> y{0.25f, 0.5f, 0.75f};
+  NumpyInputFn<double, float> fn(x.data(), 3, 1, y.data(), {.batch_size = 3, .shuffle = false});
+  REQUIRE(fn.next());
+  CHECK(fn.labels()(2) == 0.75f);
+  CHECK(fn.features()(1, 0) == 2.5);
+
+  NumpyInputFn<double> predict(x.data(), 3, 1, {.batch_size = 2, .shuffle = false});
+  CHECK_FALSE(predict.has_labels());
+  CHECK(predict.num_tensors() == 1);
+  REQUIRE(predict.next());
+  CHECK(predict.features()(1, 0) == 2.5);
+  CHECK(predict.labels().size() == 0);
+}
+
+TEST_CASE("the batch order depends on the seed only, not on the array's type", "[data][input_fn]") {
+  Synthetic d;
+  std::vector<std::int64_t> labels64(d.y.begin(), d.y.end());
+  std::vector<float> xf(d.x.begin(), d.x.end());
+  NumpyInputFn<float> pixels(d.x.data(), kN, kF, d.y.data(),
+                             {.batch_size = 4, .num_epochs = 2, .shuffle = true, .seed = 42});
+  NumpyInputFn<float, std::int64_t> typed(xf.data(), kN, kF, labels64.data(),
+                                          {.batch_size = 4, .num_epochs = 2, .shuffle = true,
+                                           .seed = 42});
+  // The golden order of seed 42 from "shuffled order is a fixed function of the seed".
+  const Order expected{1, 7, 9, 0, 3, 8, 4, 2, 5, 6, 1, 2, 8, 0, 5, 4, 3, 6, 9, 7};
+  Order a, b;
+  while (pixels.next())
+    for (std::int64_t r = 0; r < pixels.rows(); ++r) a.push_back(pixels.labels()(r));
+  while (typed.next())
+    for (std::int64_t r = 0; r < typed.rows(); ++r) b.push_back(typed.labels()(r));
+  CHECK(a == expected);
+  CHECK(b == expected);
+}
+
+TEST_CASE("numpy_input_fn with named feature columns (x as a dict)", "[data][input_fn]") {
+  namespace data = hookfuse::data;
+  // Example i: x1 = {i, -i} (float), x2 = {1000 + i} (int64), y = 2 i (int32).
+  std::vector<float> x1;
+  std::vector<std::int64_t> x2;
+  std::vector<std::int32_t> y;
+  for (int i = 0; i < 7; ++i) {
+    x1.push_back(static_cast<float>(i));
+    x1.push_back(static_cast<float>(-i));
+    x2.push_back(1000 + i);
+    y.push_back(2 * i);
+  }
+  auto input = data::numpy_input_fn(
+      7, std::tuple{data::column<"x1">(x1.data(), 2), data::column<"x2">(x2.data(), 1)}, y.data(),
+      {.batch_size = 3, .num_epochs = 2, .shuffle = true, .seed = 5});
+  CHECK(input.num_tensors() == 3);
+  static_assert(decltype(input)::tensor_name<0>() == "x1");
+  static_assert(decltype(input)::tensor_name<1>() == "x2");
+  static_assert(decltype(input)::tensor_name<2>().empty());
+  std::vector<std::int64_t> sizes;
+  std::vector<int> seen(7, 0);
+  while (input.next()) {
+    sizes.push_back(input.rows());
+    const float* a = input.column_data<"x1">();
+    const std::int64_t* b = input.column_data<"x2">();
+    const std::int32_t* t = input.labels_data();
+    for (std::int64_t r = 0; r < input.rows(); ++r) {
+      const std::int64_t i = b[r] - 1000;  // the example, by its x2 value
+      REQUIRE(i >= 0);
+      REQUIRE(i < 7);
+      CHECK(a[2 * r] == static_cast<float>(i));  // all columns show the same example
+      CHECK(a[2 * r + 1] == static_cast<float>(-i));
+      CHECK(t[r] == 2 * i);
+      ++seen[static_cast<std::size_t>(i)];
+    }
+  }
+  CHECK(sizes == std::vector<std::int64_t>{3, 3, 1, 3, 3, 1});
+  CHECK(seen == std::vector<int>(7, 2));  // every example once per epoch
+
+  auto features_only = data::numpy_input_fn(
+      7, std::tuple{data::column<"x1">(x1.data(), 2)}, {.batch_size = 8, .shuffle = false});
+  CHECK(features_only.num_tensors() == 1);
+  CHECK_THROWS_WITH(data::numpy_input_fn(7, std::tuple{data::column<"x1">(x1.data(), -2)},
+                                         {.shuffle = false}),
+                    Catch::Contains("column 'x1'"));
 }

@@ -55,8 +55,8 @@ struct RandomBatch {
   hf::Index batch_size() const { return kBatch; }
   template <class Graph>
   void feed(Graph& graph) {
-    graph.template feed<"x">(x.data(), kBatch);
-    graph.template feed<"labels">(y.data(), kBatch);
+    graph.template feed<"x">(x.data(), kBatch, kIn);
+    graph.template feed<"labels">(y.data(), kBatch, 1);
   }
 };
 

@@ -107,8 +107,8 @@ struct BatchInput {
   hf::Index batch_size() const { return kBatch; }
   template <class Graph>
   void feed(Graph& graph) {
-    graph.template feed<"x">(&data_set.x[batch * kBatch * kFeatures], kBatch);
-    graph.template feed<"labels">(&data_set.y[batch * kBatch], kBatch);
+    graph.template feed<"x">(&data_set.x[batch * kBatch * kFeatures], kBatch, kFeatures);
+    graph.template feed<"labels">(&data_set.y[batch * kBatch], kBatch, 1);
   }
 };
 
@@ -204,8 +204,8 @@ int main() {
   auto& graph = session.graph();
   double correct = 0.0;
   for (int b = 0; b < kBatches; ++b) {
-    graph.feed<"x">(&data_set.x[b * kBatch * kFeatures], kBatch);
-    graph.feed<"labels">(&data_set.y[b * kBatch], kBatch);
+    graph.feed<"x">(&data_set.x[b * kBatch * kFeatures], kBatch, kFeatures);
+    graph.feed<"labels">(&data_set.y[b * kBatch], kBatch, 1);
     graph.forward();
     correct += static_cast<double>(graph.compute<"accuracy">()(0, 0)) * kBatch;
   }

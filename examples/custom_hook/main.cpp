@@ -48,8 +48,8 @@ struct FixedBatch {
   hf::Index batch_size() const { return 8; }
   template <class Graph>
   void feed(Graph& g) {
-    g.template feed<"x">(xs, 8);
-    g.template feed<"y">(ys, 8);
+    g.template feed<"x">(xs, 8, 1);  // [8, 1] each
+    g.template feed<"y">(ys, 8, 1);
   }
 };
 

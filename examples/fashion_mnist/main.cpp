@@ -98,8 +98,8 @@ int main(int argc, char** argv) {
   std::int64_t seen = 0;
   while (test_input.next()) {
     const auto rows = static_cast<hf::Index>(test_input.rows());
-    eval.feed<"x">(test_input.features_data(), rows);
-    eval.feed<"labels">(test_input.labels_data(), rows);
+    eval.feed<"x">(test_input.features());  // [rows, 784], checked against the placeholder
+    eval.feed<"labels">(test_input.labels());
     loss_sum += static_cast<double>(eval.forward()) * static_cast<double>(rows);
     hits += static_cast<double>(eval.compute<"accuracy">()(0, 0)) * static_cast<double>(rows);
     seen += rows;

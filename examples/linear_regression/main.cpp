@@ -30,8 +30,8 @@ struct PointsInput {
   hf::Index batch_size() const { return 1; }
   template <class Graph>
   void feed(Graph& graph) {
-    graph.template feed<"x">(&xs[current], 1);
-    graph.template feed<"y">(&ys[current], 1);
+    graph.template feed<"x">(&xs[current], 1, 1);  // one row of one column
+    graph.template feed<"y">(&ys[current], 1, 1);
   }
 };
 

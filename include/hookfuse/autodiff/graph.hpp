@@ -17,6 +17,7 @@
 #include <tuple>
 #include <utility>
 
+#include "hookfuse/autodiff/feed_check.hpp"
 #include "hookfuse/autodiff/tape.hpp"
 #include "hookfuse/autodiff/target.hpp"
 #include "hookfuse/config.hpp"
@@ -24,8 +25,11 @@
 
 namespace hookfuse {
 
-/// Thrown at bind time when runtime shapes do not fit an operation, or by `feed` when an input
-/// does not fit its placeholder. The message names the op or placeholder and both shapes.
+/// Thrown at bind time when runtime shapes do not fit an operation, by `feed` when an input does
+/// not fit its placeholder, and before a forward pass (or a fetch) that would read a placeholder
+/// no one fed, or placeholders fed with different row counts (TensorFlow's InvalidArgumentError
+/// "You must feed a value for placeholder tensor ..."). The message names the op or placeholders
+/// and the shapes.
 struct ShapeError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
@@ -58,6 +62,7 @@ struct Slot<InputEntry<P>> {
   static constexpr Dims D = InputEntry<P>::dims;
   P placeholder;
   const S* data = nullptr;
+  bool fed = false;  // since the last Graph::clear_feeds()
   Shape current{D.rows == Dynamic ? 0 : D.rows, D.cols == Dynamic ? 0 : D.cols};
   explicit Slot(const InputEntry<P>& e) : placeholder(e.placeholder) {
     if constexpr (D.cols == Dynamic) current.cols = placeholder.cols;
@@ -204,6 +209,9 @@ class Graph {
   static constexpr std::size_t index_of = detail::find_name<Name>(names_type{});
   template <fixed_string Name>
   static constexpr bool has = index_of<Name> != detail::npos;
+  /// Compile-time dims of a named tensor (Name must exist).
+  template <fixed_string Name>
+  static constexpr Dims dims_of = std::tuple_element_t<index_of<Name>, entries_type>::dims;
   /// The named tensor has an adjoint after backward(): the loss depends on it and it depends
   /// on a Variable.
   template <fixed_string Name>
@@ -215,28 +223,112 @@ class Graph {
       return false;
   }();
 
-  /// Points the placeholder `Name` at `rows` rows of input ([rows, cols], row-major, or a
-  /// column vector for labels). The data must stay valid until the step's fetches are read.
-  /// Throws ShapeError when rows exceed the bound capacity.
-  template <fixed_string Name>
-  void feed(const void* data, Index rows) {
+  /// Points the placeholder `Name` at `rows` x `cols` values of its scalar type, row-major (one
+  /// example per row; a [rows] vector for a one-column placeholder), like one entry of
+  /// TensorFlow's feed_dict. The data is not copied: it must stay valid and unchanged until the
+  /// step's fetches are read. Marks the placeholder fed (see clear_feeds()) and every computed
+  /// value stale.
+  ///
+  /// Checks, before anything is read: `T` is the placeholder's scalar type (a compile error
+  /// naming the placeholder and both types otherwise: no conversion, no reinterpretation);
+  /// `cols` is the placeholder's column count, `rows` >= 0, at most the bound capacity (and
+  /// equal to R for a placeholder with compile-time rows), and `data` non-null when rows * cols
+  /// > 0; otherwise throws ShapeError naming the placeholder and both shapes.
+  template <fixed_string Name, class T>
+  void feed(const T* data, Index rows, Index cols) {
     static_assert(has<Name>, "hookfuse: the model has no placeholder with this name");
-    auto& slot = std::get<index_of<Name>>(slots_);
-    using Sl = std::remove_cvref_t<decltype(slot)>;
-    if constexpr (Sl::D.rows == Dynamic) {
-      if (rows > capacity_)
-        detail::fail<ShapeError>((detail::ErrorMessage() << "feed '" << Name.view() << "': "
-                                  << rows << " rows, but the graph was bound for " << capacity_)
-                                     .str());
-      slot.current.rows = rows;
+    if constexpr (has<Name>) {
+      static_assert(is_placeholder_at<index_of<Name>>(),
+                    "hookfuse: feed: this name is not a placeholder of the model");
+      using Sl = std::remove_cvref_t<decltype(std::get<index_of<Name>>(slots_))>;
+      if constexpr (detail::check_feed_scalar<Name, typename Sl::S, std::remove_cv_t<T>>())
+        feed_checked<Name>(data, rows, cols);
     }
-    slot.data = static_cast<const typename Sl::S*>(data);
   }
 
-  /// Computes every tensor up to the loss; returns the loss.
+  /// feed<Name>(data, rows, cols) with cols = the placeholder's column count: `data` must hold
+  /// rows x that many values (the width is the caller's promise; prefer the three-argument or
+  /// the matrix form, which check it).
+  template <fixed_string Name, class T>
+  void feed(const T* data, Index rows) {
+    static_assert(has<Name>, "hookfuse: the model has no placeholder with this name");
+    if constexpr (has<Name>) feed<Name>(data, rows, placeholder_cols<Name>());
+  }
+
+  /// Feeds an Eigen matrix or vector: its rows and columns are the batch's; a matrix with more
+  /// than one column must be row-major and contiguous. A compile-time column count is checked
+  /// against the placeholder's at compile time. The matrix must outlive the step's fetches.
+  template <fixed_string Name, class Derived>
+  void feed(const Eigen::MatrixBase<Derived>& m) {
+    static_assert(has<Name>, "hookfuse: the model has no placeholder with this name");
+    if constexpr (has<Name>) {
+      static_assert(Derived::ColsAtCompileTime == 1 || Derived::IsRowMajor,
+                    "hookfuse: feed: a matrix with several columns must be row-major "
+                    "(rows are the batch, one example contiguous)");
+      using Sl = std::remove_cvref_t<decltype(std::get<index_of<Name>>(slots_))>;
+      if constexpr (detail::check_feed_cols<Name, Sl::D.cols, Derived::ColsAtCompileTime>()) {
+        const auto& d = m.derived();
+        if (d.innerStride() != 1 || (d.rows() > 1 && d.cols() > 1 && d.outerStride() != d.cols()))
+          detail::fail<ShapeError>((detail::ErrorMessage()
+                                    << "hookfuse: feed '" << Name.view()
+                                    << "': the matrix is not contiguous (strided view)")
+                                       .str());
+        feed<Name>(d.data(), d.rows(), d.cols());
+      }
+    }
+  }
+  /// A temporary matrix would dangle: feed a variable.
+  template <fixed_string Name, class S, int R, int C, int O, int MR, int MC>
+  void feed(Eigen::Matrix<S, R, C, O, MR, MC>&&) = delete;
+
+  /// Checks, without feeding, that data of scalar `T` with `cols` columns fits the placeholder
+  /// `Name`: the type at compile time, the columns at run time (ShapeError naming the
+  /// placeholder and both shapes). What an input's feeds check when a session is built.
+  template <fixed_string Name, class T>
+  void check_feed(Index cols) const {
+    static_assert(has<Name>, "hookfuse: the model has no placeholder with this name");
+    if constexpr (has<Name>) {
+      static_assert(is_placeholder_at<index_of<Name>>(),
+                    "hookfuse: feed: this name is not a placeholder of the model");
+      using Sl = std::remove_cvref_t<decltype(std::get<index_of<Name>>(slots_))>;
+      if constexpr (detail::check_feed_scalar<Name, typename Sl::S, std::remove_cv_t<T>>()) {
+        if (cols != placeholder_cols<Name>()) {
+          detail::ErrorMessage m;
+          m << "hookfuse: feed '" << Name.view() << "': the data has "
+            << static_cast<long long>(cols) << " columns, the placeholder is ";
+          detail::describe_placeholder(m, std::get<index_of<Name>>(slots_));
+          detail::fail<ShapeError>(m.str());
+        }
+      }
+    }
+  }
+
+  /// Marks every placeholder unfed: a forward pass (or a fetch) that reads a placeholder not fed
+  /// after this throws ShapeError. A session calls it before each step's feeds, so that every
+  /// step feeds every placeholder it reads, as TensorFlow's feed_dict.
+  void clear_feeds() {
+    std::apply([](auto&... s) { (clear_fed(s), ...); }, slots_);
+    computed_.fill(false);
+  }
+
+  /// Whether the placeholder `Name` was fed since the last clear_feeds().
+  template <fixed_string Name>
+  bool fed() const {
+    static_assert(has<Name> && is_placeholder_at<index_of<Name>>(),
+                  "hookfuse: the model has no placeholder with this name");
+    return std::get<index_of<Name>>(slots_).fed;
+  }
+
+  /// Computes every tensor up to the loss; returns the loss. Throws ShapeError, before reading
+  /// any input, when a placeholder the loss reads was not fed or the batched placeholders were
+  /// fed different row counts.
   scalar forward() {
+    check_feeds<Loss>({});
     computed_.fill(false);
     forward_range<0>(std::make_index_sequence<Loss + 1>{});
+    [this]<std::size_t... I>(std::index_sequence<I...>) {
+      ((computed_[I] = true), ...);
+    }(std::make_index_sequence<Loss + 1>{});
     return std::get<Loss>(slots_).value()(0, 0);
   }
 
@@ -294,20 +386,19 @@ class Graph {
     else return false;
   }
 
-  /// Computes the named tensor if forward() did not (for a tensor outside the loss's graph) and
-  /// returns its value.
+  /// Returns the value of the named tensor, computing it (and what it reads) unless forward() or
+  /// an earlier compute() did since the last feed: a tensor outside the loss's graph, or any
+  /// tensor before the first forward pass. Throws ShapeError naming the tensor and the
+  /// placeholder when it reads a placeholder that was not fed (never reads unfed input).
   template <fixed_string Name>
   auto compute() {
     static_assert(has<Name>, "hookfuse: the model has no tensor with this name");
     constexpr std::size_t i = index_of<Name>;
-    if constexpr (i > Loss) {
-      if (computed_[i]) return std::get<i>(slots_).value();
-      computed_[i] = true;
+    if (!computed_[i]) {
+      check_feeds<i>(Name.view());
       [this]<std::size_t... J>(std::index_sequence<J...>) {
-        ((detail::reaches<entries_type, i, Loss + 1 + J>() ? forward_one<Loss + 1 + J>()
-                                                           : void()),
-         ...);
-      }(std::make_index_sequence<i - Loss>{});
+        (compute_if_reached<i, J>(), ...);
+      }(std::make_index_sequence<i + 1>{});
     }
     return std::get<i>(slots_).value();
   }
@@ -334,6 +425,73 @@ class Graph {
   Index capacity() const { return capacity_; }
 
  private:
+  template <std::size_t I>
+  static constexpr bool is_placeholder_at() {
+    return requires { typename std::tuple_element_t<I, entries_type>::placeholder_type; };
+  }
+  template <fixed_string Name>
+  Index placeholder_cols() const {
+    if constexpr (is_placeholder_at<index_of<Name>>())
+      return std::get<index_of<Name>>(slots_).current.cols;
+    else
+      return 0;
+  }
+  template <class Sl>
+  static void clear_fed(Sl& s) {
+    if constexpr (requires { s.fed; }) s.fed = false;
+  }
+  template <fixed_string Name, class T>
+  void feed_checked(const T* data, Index rows, Index cols) {
+    constexpr std::size_t i = index_of<Name>;
+    auto& slot = std::get<i>(slots_);
+    using Sl = std::remove_cvref_t<decltype(slot)>;
+    Index max_rows = capacity_;
+    if constexpr (Sl::D.rows != Dynamic) max_rows = Sl::D.rows;
+    const bool rows_ok = Sl::D.rows == Dynamic ? rows >= 0 && rows <= capacity_ : rows == max_rows;
+    if (!rows_ok || cols != slot.current.cols) {
+      detail::ErrorMessage m;
+      m << "hookfuse: feed '" << Name.view() << "': ";
+      if (cols != slot.current.cols) {
+        m << "the data is [" << static_cast<long long>(rows) << ", "
+          << static_cast<long long>(cols) << "], the placeholder is ";
+      } else if constexpr (Sl::D.rows == Dynamic) {
+        m << static_cast<long long>(rows) << " rows, but the graph was bound for batches of "
+          << (rows < 0 ? "0 to " : "up to ") << static_cast<long long>(capacity_)
+          << " rows; the placeholder is ";
+      } else {
+        m << static_cast<long long>(rows) << " rows, but the placeholder has " << Sl::D.rows
+          << ": ";
+      }
+      detail::describe_placeholder(m, slot);
+      detail::fail<ShapeError>(m.str());
+    }
+    if (data == nullptr && rows * cols > 0)
+      detail::fail<ShapeError>((detail::ErrorMessage() << "hookfuse: feed '" << Name.view()
+                                                       << "': the data is null")
+                                   .str());
+    slot.current.rows = rows;
+    slot.data = data;
+    slot.fed = true;
+    computed_.fill(false);
+  }
+
+  /// Throws ShapeError unless every placeholder entry `Target` reads was fed, and all the
+  /// batched ones with the same row count (detail::check_feeds). `what` names the tensor
+  /// fetched (empty: the forward pass).
+  template <std::size_t Target>
+  void check_feeds(std::string_view what) const {
+    detail::check_feeds<ShapeError, entries_type, names_type, Target>(slots_, what);
+  }
+  template <std::size_t Target, std::size_t J>
+  void compute_if_reached() {
+    if constexpr (detail::depends_on<entries_type, Target, J>()) {
+      if (!computed_[J]) {
+        forward_one<J>();
+        computed_[J] = true;
+      }
+    }
+  }
+
   template <class Entries, std::size_t... I>
   static auto make_slots(const Entries& e, std::index_sequence<I...>) {
     // Each slot is constructed in place from its entry: no temporary copy of its buffers (on a
@@ -500,7 +658,7 @@ class Graph {
   slots_type slots_;
   kernels_type kernels_;
   Index capacity_;
-  std::array<bool, size> computed_{};  // tensors beyond the loss computed since forward()
+  std::array<bool, size> computed_{};  // tensors computed since the last feed
 };
 
 /// Binds a loss (a [1, 1] tensor) and any further tensors to fetch by name (metrics) to buffers

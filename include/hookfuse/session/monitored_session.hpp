@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <exception>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 #include "hookfuse/autodiff/graph.hpp"
@@ -94,6 +95,14 @@ struct HookPins<boost::hana::tuple<Hs...>> {
 ///                                      hooks(StopAtStepHook({.num_steps = 1000})), accuracy);
 ///     while (!session.should_stop()) session.run();
 ///
+/// `input` is an input object (feeds<"x", "labels">(input_fn), or any type with next(),
+/// batch_size() and feed(graph): see InputFor and docs/inputs.md), checked against the graph
+/// here (a tensor the input lacks, a wrong column count: std::invalid_argument / ShapeError), or
+/// caller_feeds(max_batch_size): the caller then feeds every run,
+///
+///     MonitoredTrainingSession session(train_op, caller_feeds(32), hooks());
+///     session.run(feed<"x">(xs, rows), feed<"labels">(ys, rows));
+///
 /// `extras` are further named tensors that hooks may fetch (metrics); they are computed only in
 /// runs where a hook (or the caller, run<"accuracy">()) asks for them. The graph is bound for
 /// input batches of up to input.batch_size() rows. Construction calls every hook's begin(), binds
@@ -124,8 +133,10 @@ class MonitoredTrainingSession {
         input_(std::move(input)),
         hooks_(std::move(hooks)),
         graph_((call_begin(hooks_), bind(input_.batch_size(), train_op_.loss, extras...))) {
-    static_assert(InputFor<Input, graph_type>,
-                  "hookfuse: the input must provide next(), batch_size() and feed(graph)");
+    static_assert(caller_fed || InputFor<Input, graph_type>,
+                  "hookfuse: the input must provide next(), batch_size() and feed(graph), or be "
+                  "caller_feeds(max_batch_size)");
+    if constexpr (requires { input_.check(graph_); }) input_.check(graph_);
     check_hooks();
     boost::hana::for_each(hooks_, [this](auto& stored) {
       auto& h = hook_ref(stored);
@@ -173,10 +184,30 @@ class MonitoredTrainingSession {
   /// step ran: at the end of the input data it runs no step, returns false and makes
   /// should_stop() true (before_run was called, after_run is not, as in TensorFlow). Throws
   /// RuntimeError("Run called even after should_stop requested.") when should_stop() is
-  /// already true (a hook requested a stop, the input ran out, or close() was called).
+  /// already true (a hook requested a stop, the input ran out, or close() was called). Not for a
+  /// session built with caller_feeds: use run(feed<"x">(...), ...).
   bool run() {
+    static_assert(!caller_fed, "hookfuse: this session is fed by the caller (caller_feeds): "
+                               "run(feed<\"x\">(xs, rows), ...)");
     SessionRunValues<> none;
-    return step(none);
+    return step(none, [this] { return feed_from_input(); });
+  }
+
+  /// One training step of a session built with caller_feeds(max_batch_size), fed with `feeds`
+  /// (TensorFlow's `sess.run(train_op, feed_dict={x: xs, y: ys})`):
+  /// `session.run(feed<"x">(xs, rows), feed<"y">(ys, rows))`. Checked like any feed before the
+  /// forward pass: the data's scalar types at compile time; columns, rows (at most
+  /// max_batch_size, the same for every batched placeholder) and that every placeholder the
+  /// step reads is fed (ShapeError naming the placeholders and shapes). Feeds of an earlier run
+  /// do not carry over. Returns true (a step ran); throws RuntimeError as run() does.
+  template <class... Fs>
+    requires(sizeof...(Fs) > 0 && (detail::is_feed<Fs>::value && ...))
+  bool run(const Fs&... feeds) {
+    static_assert(caller_fed, "hookfuse: run(feed<...>(...)) needs a session built with "
+                              "caller_feeds(max_batch_size) where the input goes");
+    SessionRunValues<> none;
+    return step(none, [&] { return feed_from_caller(feeds...); });
+  }
   }
 
   /// One training step that also returns the named tensors, as `sess.run([train_op, loss,
@@ -187,11 +218,23 @@ class MonitoredTrainingSession {
   /// value before this step's increment. They stay valid until the next run. Hooks see the
   /// names as run_context.original_args().fetches. Returns no value when the input ran out
   /// (no step, as run() returning false); throws RuntimeError as run() does.
-  template <fixed_string First, fixed_string... Rest>
-  run_result<First, Rest...> run() {
+  ///
+  /// A session built with caller_feeds takes its feeds here too:
+  /// `session.run<"loss">(feed<"x">(xs, rows), feed<"y">(ys, rows))`.
+  template <fixed_string First, fixed_string... Rest, class... Fs>
+    requires((detail::is_feed<Fs>::value && ...))
+  run_result<First, Rest...> run(const Fs&... feeds) {
+    static_assert(caller_fed == (sizeof...(Fs) > 0),
+                  "hookfuse: feed<...>(...) arguments go with a session built with "
+                  "caller_feeds(max_batch_size), and such a session needs them on every run");
     check_run_fetches<First, Rest...>();
     SessionRunValues<First, Rest...> values;
-    if (!step(values)) return std::nullopt;
+    bool ran = false;
+    if constexpr (sizeof...(Fs) > 0)
+      ran = step(values, [&] { return feed_from_caller(feeds...); });
+    else
+      ran = step(values, [this] { return feed_from_input(); });
+    if (!ran) return std::nullopt;
     return values;
   }
 
@@ -230,7 +273,9 @@ class MonitoredTrainingSession {
 
   /// The value of a named tensor for the last batch fed (computing it if no run did), or the
   /// current global step for "global_step", or the last stored gradient for "gradients/<name>".
-  /// Like session.run(tensor) inside end().
+  /// Like session.run(tensor) inside end(). Before any step (or after an empty input) a tensor
+  /// is computed when it reads no placeholder; one that reads a placeholder not fed throws
+  /// ShapeError naming the tensor and the placeholder (no unfed input is read).
   template <fixed_string Name>
   TensorValue fetch() {
     if constexpr (Name == detail::global_step_name) {
@@ -258,16 +303,38 @@ class MonitoredTrainingSession {
   Input& input() { return input_; }
 
  private:
+  static constexpr bool caller_fed = std::is_same_v<Input, CallerFeeds>;
+
+  /// Feeds the graph from the input object; false at the end of the input.
+  bool feed_from_input() {
+    if constexpr (caller_fed) {
+      return false;  // unreachable: run() without feeds does not compile for caller_feeds
+    } else {
+      if (!input_.next()) return false;
+      graph_.clear_feeds();
+      input_.feed(graph_);
+      return true;
+    }
+  }
+  /// Feeds the graph with the caller's feeds (each checked by its apply()).
+  template <class... Fs>
+  bool feed_from_caller(const Fs&... feeds) {
+    graph_.clear_feeds();
+    (feeds.apply(graph_), ...);
+    return true;
+  }
+
   template <class H>
   static auto call_before_run(H& h, SessionRunContext& ctx) {
     if constexpr (HandlesBeforeRun<H>) return h.before_run(ctx);
     else return SessionRunArgs<>{false};
   }
 
-  /// The training step both run() overloads call: `caller` receives the caller's fetches
-  /// (none for plain run()). Returns whether a step ran.
-  template <fixed_string... Fetch>
-  bool step(SessionRunValues<Fetch...>& caller) {
+  /// The training step every run() overload calls: `caller` receives the caller's fetches
+  /// (none for plain run()); `feed_inputs()` feeds the graph and returns false at the end of
+  /// the input. Returns whether a step ran.
+  template <fixed_string... Fetch, class FeedInputs>
+  bool step(SessionRunValues<Fetch...>& caller, FeedInputs&& feed_inputs) {
     namespace hana = boost::hana;
     if (should_stop()) detail::fail<RuntimeError>(detail::run_after_stop_message);
     in_run_ = true;
@@ -279,12 +346,11 @@ class MonitoredTrainingSession {
       return hana::tuple<decltype(call_before_run(hook_ref(hs), ctx))...>{
           call_before_run(hook_ref(hs), ctx)...};
     });
-    if (!input_.next()) {
+    if (!feed_inputs()) {
       should_stop_ = true;
       in_run_ = false;
       return false;
     }
-    input_.feed(graph_);
     graph_.forward();
     graph_.template backward<pins>(train_op_.optimizer);  // fused updates happen here
     stale_global_step_ = train_op_.global_step->value;

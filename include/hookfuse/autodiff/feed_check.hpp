@@ -1,0 +1,175 @@
+// hookfuse/autodiff/feed_check.hpp: the checks behind Graph::feed and the forward pass: the
+// data's scalar type and static column count against the placeholder's (compile time), and,
+// before anything reads the inputs, that every placeholder read was fed and all with the same
+// number of rows (run time), with the messages that name them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "hookfuse/autodiff/storage.hpp"
+#include "hookfuse/autodiff/tape.hpp"
+#include "hookfuse/detail/format.hpp"
+#include "hookfuse/fixed_string.hpp"
+
+namespace hookfuse::detail {
+
+/// TensorFlow's dtype name of a scalar type ("float32", "int64", ...), for error messages.
+template <class S>
+constexpr std::string_view dtype_name() {
+  if constexpr (std::is_same_v<S, float>) return "float32";
+  else if constexpr (std::is_same_v<S, double>) return "float64";
+  else if constexpr (std::is_same_v<S, std::int32_t>) return "int32";
+  else if constexpr (std::is_same_v<S, std::int64_t>) return "int64";
+  else if constexpr (std::is_same_v<S, std::uint8_t>) return "uint8";
+  else return "unsupported type";
+}
+
+/// Fails to compile when data of scalar `Data` is fed to a placeholder of scalar `Placeholder`.
+/// GCC and Clang print the template arguments of the failing instantiation: the placeholder's
+/// name and both types appear in the diagnostic next to the message.
+template <fixed_string PlaceholderName, class PlaceholderScalar, class DataScalar>
+constexpr bool check_feed_scalar() {
+  static_assert(std::is_same_v<PlaceholderScalar, DataScalar>,
+                "hookfuse: feed: the data's scalar type is not the placeholder's (the "
+                "placeholder is 'PlaceholderName', its scalar 'PlaceholderScalar', the data's "
+                "'DataScalar' in the instantiation above); convert the data, or declare the "
+                "placeholder with the data's type");
+  return std::is_same_v<PlaceholderScalar, DataScalar>;
+}
+
+/// Fails to compile when data with a compile-time column count is fed to a placeholder with a
+/// different compile-time column count.
+template <fixed_string PlaceholderName, int PlaceholderCols, int DataCols>
+constexpr bool check_feed_cols() {
+  constexpr bool ok = dim_fits(PlaceholderCols, DataCols);
+  static_assert(ok,
+                "hookfuse: feed: the data's column count is not the placeholder's (the "
+                "placeholder is 'PlaceholderName' with PlaceholderCols columns, the data has "
+                "DataCols in the instantiation above)");
+  return ok;
+}
+
+/// True when entry `To` is `From` or lies below it (as detail::reaches, written so that it can
+/// also be evaluated inside a member function's if constexpr).
+template <class Entries, std::size_t From, std::size_t To>
+constexpr bool depends_on() {
+  if constexpr (From == To) {
+    return true;
+  } else if constexpr (From < To) {  // children always precede their parents
+    return false;
+  } else {
+    using E = std::tuple_element_t<From, Entries>;
+    return []<std::size_t... K>(std::index_sequence<K...>) {
+      return (depends_on<Entries, E::children[K], To>() || ... || false);
+    }(std::make_index_sequence<E::children.size()>{});
+  }
+}
+
+/// Entry I of the tape is a placeholder that entry Target reads.
+template <class Entries, std::size_t Target, std::size_t I>
+constexpr bool reads_placeholder() {
+  if constexpr (requires { typename std::tuple_element_t<I, Entries>::placeholder_type; })
+    return depends_on<Entries, Target, I>();
+  else
+    return false;
+}
+
+/// The (first) name of tape entry I.
+template <class Names, std::size_t I>
+constexpr std::string_view name_at() {
+  return []<class... Ns>(NameList<Ns...>) {
+    std::string_view n;
+    (void)((Ns::index == I ? (n = Ns::name.view(), true) : false) || ...);
+    return n;
+  }(Names{});
+}
+
+/// "[?, 784] float32": a placeholder slot's shape (? for the batch) and dtype.
+template <class Slot>
+void describe_placeholder(ErrorMessage& m, const Slot& slot) {
+  m << "[";
+  if constexpr (Slot::D.rows == Dynamic) m << "?";
+  else m << Slot::D.rows;
+  m << ", " << static_cast<long long>(slot.current.cols) << "] "
+    << dtype_name<typename Slot::S>();
+}
+
+/// "the forward pass" (`tensor` empty) or "fetch 'accuracy'".
+inline void describe_reader(ErrorMessage& m, std::string_view tensor) {
+  if (tensor.empty()) m << "the forward pass";
+  else m << "fetch '" << tensor << "'";
+}
+
+/// Fails with `Error` unless every placeholder that tape entry `Target` reads was fed and the
+/// batched ones (dynamic rows) all hold the same number of rows; `what` names the reader (a
+/// fetched tensor, or empty for the forward pass). Reads only the slots' flags and shapes.
+template <class Error, class Entries, class Names, std::size_t Target, class Slots>
+void check_feeds(const Slots& slots, std::string_view what) {
+  constexpr auto all = std::make_index_sequence<Target + 1>{};
+  int unfed = 0;
+  auto count = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
+    if constexpr (reads_placeholder<Entries, Target, I>()) unfed += std::get<I>(slots).fed ? 0 : 1;
+  };
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (count(std::integral_constant<std::size_t, I>{}), ...);
+  }(all);
+  if (unfed > 0) {
+    ErrorMessage m;
+    m << "hookfuse: ";
+    describe_reader(m, what);
+    m << " reads " << (unfed == 1 ? "placeholder" : "placeholders");
+    int listed = 0;
+    auto list = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
+      if constexpr (reads_placeholder<Entries, Target, I>()) {
+        if (!std::get<I>(slots).fed) {
+          m << (listed++ == 0 ? " '" : ", '") << name_at<Names, I>() << "' (";
+          describe_placeholder(m, std::get<I>(slots));
+          m << ")";
+        }
+      }
+    };
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (list(std::integral_constant<std::size_t, I>{}), ...);
+    }(all);
+    m << (unfed == 1 ? ", which was" : ", which were")
+      << " not fed: you must feed a value for every placeholder a step reads (no step has run "
+         "yet, the input was empty, or the step's feeds left it out)";
+    fail<Error>(m.str());
+  }
+  Index rows = -1;
+  bool same = true;
+  auto batched = [&]<std::size_t I, class F>(std::integral_constant<std::size_t, I>, F&& f) {
+    if constexpr (reads_placeholder<Entries, Target, I>()) {
+      if constexpr (std::tuple_element_t<I, Entries>::dims.rows == Dynamic)
+        f(std::get<I>(slots).current.rows, name_at<Names, I>());
+    }
+  };
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (batched(std::integral_constant<std::size_t, I>{}, [&](Index r, std::string_view) {
+       if (rows < 0) rows = r;
+       else if (r != rows) same = false;
+     }),
+     ...);
+  }(all);
+  if (!same) {
+    ErrorMessage m;
+    m << "hookfuse: ";
+    describe_reader(m, what);
+    m << " reads placeholders fed with different row counts (every placeholder of a step must "
+         "get the same batch):";
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (batched(std::integral_constant<std::size_t, I>{}, [&](Index r, std::string_view name) {
+         m << " '" << name << "' " << static_cast<long long>(r) << " rows;";
+       }),
+       ...);
+    }(all);
+    fail<Error>(m.str());
+  }
+}
+
+}  // namespace hookfuse::detail

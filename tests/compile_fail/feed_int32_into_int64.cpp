@@ -1,0 +1,24 @@
+// expect: check_feed_scalar\(\) \[with [^;]*PlaceholderName = hookfuse::fixed_string<7>{"labels"}; PlaceholderScalar = (long int|long long int); DataScalar = int\].*hookfuse: feed: the data's scalar type is not the placeholder's
+// int32 labels fed to an int64 placeholder, here by the caller of a session
+// (session.run(feed<"labels">(...))): a compile error naming the placeholder "labels", its
+// scalar (int64) and the data's (int32), with hookfuse's message. Control:
+// tests/compile_ok/feed_int32_into_int64.cpp (the labels are int64).
+#include <cstdint>
+#include <hookfuse/hookfuse.hpp>
+#include <vector>
+
+using namespace hookfuse;
+
+int main() {
+  Placeholder<"x", float, 2> x;
+  Placeholder<"labels", std::int64_t, 1> labels;
+  Variable<"w", float, 2, 1> w;
+  GlobalStep gs;
+  auto loss = named<"loss">(reduce_mean(matmul(x, w)));
+  MonitoredTrainingSession session(GradientDescentOptimizer(0.1).minimize(loss, gs),
+                                   caller_feeds(4), hooks(), named<"n">(labels));
+  std::vector<float> xs(4 * 2, 1.0f);
+  std::vector<std::int32_t> ys(4, 1);
+  session.run(feed<"x">(xs, 4), feed<"labels">(ys, 4));
+  return 0;
+}
