@@ -175,3 +175,36 @@ TEST_CASE("zero rows: every op's forward and backward, reduce_sum of an empty ba
   CHECK(b.grad.isZero(0.0f));
   CHECK(c.grad.isZero(0.0f));
 }
+
+TEST_CASE("zero rows: reduce_mean as a second fetch-only tensor is NaN (and can be computed)") {
+  // Two tensors outside the loss's graph: the second sits two tape places after the loss, which
+  // once failed to compile (detail::reaches).
+  hf::Placeholder<"x", float, kIn> x;
+  hf::Placeholder<"y", std::int32_t, 1> y;
+  hf::Variable<"w", float, kIn, kOut> w;
+  set_weights(w);
+  auto logits = hf::named<"logits">(hf::matmul(x, w));
+  auto g = hf::bind(kCapacity, hf::named<"loss">(hf::sparse_softmax_cross_entropy(y, logits)),
+                    hf::named<"accuracy">(hf::accuracy(y, logits)),
+                    hf::named<"mean_logit">(hf::reduce_mean(logits)));
+  const auto xs = features();
+  const auto ys = labels();
+  g.feed<"x">(xs.data(), kCapacity, kIn);
+  g.feed<"y">(ys.data(), kCapacity, 1);
+  g.forward();
+  // Hand value: the mean of x·w over the batch, computed here without the graph.
+  double sum = 0;
+  for (hf::Index r = 0; r < kCapacity; ++r)
+    for (int j = 0; j < kOut; ++j)
+      for (int k = 0; k < kIn; ++k)
+        sum += static_cast<double>(xs[static_cast<std::size_t>(r * kIn + k)]) *
+               static_cast<double>(w.value(k, j));
+  CHECK(g.compute<"mean_logit">()(0, 0) ==
+        Approx(sum / static_cast<double>(kCapacity * kOut)).epsilon(1e-5));
+
+  g.feed<"x">(xs.data(), 0, kIn);
+  g.feed<"y">(ys.data(), 0, 1);
+  CHECK(g.forward() == 0.0f);
+  CHECK(std::isnan(g.compute<"mean_logit">()(0, 0)));
+  CHECK(std::isnan(g.compute<"accuracy">()(0, 0)));
+}

@@ -208,7 +208,6 @@ class MonitoredTrainingSession {
     SessionRunValues<> none;
     return step(none, [&] { return feed_from_caller(feeds...); });
   }
-  }
 
   /// One training step that also returns the named tensors, as `sess.run([train_op, loss,
   /// accuracy])`: `session.run<"loss", "accuracy">()`. The names are checked at compile time
