@@ -153,13 +153,13 @@ class MonitoredTrainingSession {
   /// TensorFlow's `with MonitoredTrainingSession(...)` exits, and that an exception from end() is
   /// logged at ERROR (StderrLogger) instead of escaping.
   ~MonitoredTrainingSession() {
+#ifndef HOOKFUSE_NO_EXCEPTIONS
+    // Not in no-exceptions builds: nothing can unwind there, and std::uncaught_exceptions()
+    // would link libsupc++'s exception globals into a bare-metal image.
     if (std::uncaught_exceptions() > uncaught_at_construction_) {
       closed_ = true;
       return;
     }
-#ifdef HOOKFUSE_NO_EXCEPTIONS
-    close();
-#else
     try {
       close();
     } catch (const std::exception& e) {
@@ -167,6 +167,8 @@ class MonitoredTrainingSession {
     } catch (...) {
       log_close_error("an exception not derived from std::exception");
     }
+#else
+    close();
 #endif
   }
 
@@ -463,7 +465,9 @@ class MonitoredTrainingSession {
   bool should_stop_ = false;
   bool closed_ = false;
   bool in_run_ = false;
+#ifndef HOOKFUSE_NO_EXCEPTIONS
   int uncaught_at_construction_ = std::uncaught_exceptions();
+#endif
 };
 
 template <class T, class I, class H, class... E>
