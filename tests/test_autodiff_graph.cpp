@@ -3,6 +3,8 @@
 // extreme losses.
 #include <algorithm>
 #include <catch2/catch.hpp>
+
+#include "error_of.hpp"
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -36,17 +38,7 @@ double max_rel_diff(const A& a, const B& b) {
   return (da - db).cwiseAbs().maxCoeff() / std::max(db.cwiseAbs().maxCoeff(), 1e-300);
 }
 
-/// The message of the `E` thrown by f, failing the test when none is thrown.
-template <class E, class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  FAIL("expected an exception");
-  return {};
-}
+using hookfuse_test::error_of;
 
 std::vector<double> to_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
 

@@ -7,6 +7,8 @@
 // Each case would read out of bounds (or through a null pointer) without its check: run under
 // -fsanitize=address,undefined, a missing check shows as a sanitizer report.
 #include <catch2/catch.hpp>
+
+#include "error_of.hpp"
 #include <cstdint>
 #include <hookfuse/data/input_fn.hpp>
 #include <hookfuse/hookfuse.hpp>
@@ -20,16 +22,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-template <class E, class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  FAIL("expected an exception");
-  return {};
-}
+using hookfuse_test::error_of;
 
 constexpr int kIn = 784;
 constexpr int kOut = 10;

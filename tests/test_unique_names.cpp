@@ -3,6 +3,8 @@
 // name; one object used twice stays one tensor. (Two different types under one name do not
 // compile: tests/compile_fail/duplicate_variable_name.cpp and duplicate_tensor_name.cpp.)
 #include <catch2/catch.hpp>
+
+#include "error_of.hpp"
 #include <string>
 
 #include "hookfuse/autodiff.hpp"
@@ -13,17 +15,7 @@ using hf::Index;
 
 namespace {
 
-/// The message of the `E` thrown by f, failing the test when none is thrown.
-template <class E, class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  FAIL("expected an exception");
-  return {};
-}
+using hookfuse_test::error_of;
 
 }  // namespace
 
