@@ -45,6 +45,32 @@ namespace detail {
   std::snprintf(buf, sizeof buf, "0x%08x", static_cast<unsigned>(v));
   return buf;
 }
+
+/// For the message of a corrupt index: the tensors whose entries sit in the damaged part
+/// (those after `after`), as far as a second pass without CRC checks can still list them.
+[[nodiscard]] inline std::string damaged_tensors(const std::string& bytes, const std::string& after,
+                                                 bool after_header) {
+  std::string names;
+  int listed = 0;
+  try {
+    MemoryTableFile source(bytes);
+    leveldb::Options options;
+    leveldb::Table* raw = nullptr;
+    if (leveldb::Table::Open(options, &source, bytes.size(), &raw).ok()) {
+      const std::unique_ptr<leveldb::Table> table(raw);
+      const std::unique_ptr<leveldb::Iterator> it(table->NewIterator(leveldb::ReadOptions()));
+      for (it->SeekToFirst(); it->Valid() && listed < 8; it->Next()) {
+        const std::string key = it->key().ToString();
+        if (key.empty() || (after_header && key <= after)) continue;
+        names += (listed++ == 0 ? "'" : ", '") + key + "'";
+      }
+    }
+  } catch (const std::bad_alloc&) {
+  }
+  if (listed == 0) return "the tensor entries in the damaged block cannot be listed";
+  return "damaged block holds the entries of tensor(s) " + names + (listed == 8 ? ", ..." : "");
+}
+
 }  // namespace detail
 
 /// The tensors of the bundle with prefix P (TensorFlow's `BundleReader(env, prefix)`).
@@ -194,7 +220,8 @@ class BundleReader {
     const std::unique_ptr<leveldb::Table> table(raw);
     if (!s.ok()) {
       detail::fail_data_loss(file, "not a valid checkpoint index (LevelDB table of " +
-                                       std::to_string(bytes.size()) + " bytes): " + s.ToString());
+                                       std::to_string(bytes.size()) + " bytes): " + s.ToString() +
+                                       "; " + detail::damaged_tensors(bytes, {}, false));
     }
     leveldb::ReadOptions read;
     read.verify_checksums = true;
@@ -225,11 +252,9 @@ class BundleReader {
       detail::fail_data_loss(file, "block handle with an impossible size");
     }
     if (!it->status().ok()) {
-      detail::fail_data_loss(
-          file, it->status().ToString() +
-                    (entries_.empty() ? std::string(" (in the first block of entries)")
-                                      : " (in the block after tensor '" + entries_.back().key +
-                                            "')"));
+      const std::string after = entries_.empty() ? std::string() : entries_.back().key;
+      detail::fail_data_loss(file, it->status().ToString() + "; " +
+                                       detail::damaged_tensors(bytes, after, have_header));
     }
     if (!have_header) detail::fail_data_loss(file, "empty table: no header entry (the empty key)");
   }
