@@ -26,8 +26,8 @@ class TempDir {
     std::random_device rd;
     const auto base = std::filesystem::temp_directory_path();
     for (int attempt = 0;; ++attempt) {
-      path_ = base / ("hookfuse_bundle_test_" + std::to_string(::getpid()) + "_" +
-                      std::to_string(rd()));
+      path_ = base /
+              ("hookfuse_bundle_test_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
       if (std::filesystem::create_directory(path_)) break;
       if (attempt > 100) throw std::runtime_error("cannot create a temporary directory");
     }

@@ -1,21 +1,20 @@
 // Tensor bundles (TensorFlow V2 checkpoints): round trips bit for bit, TensorFlow's exact bytes,
 // and the real TensorFlow checkpoints of fixtures/tf with their documented contents
 // (fixtures/tf/README.md, fixtures/FORMATS.md section 4).
-#include <hookfuse/io/tensor_bundle.hpp>
-
 #include <leveldb/iterator.h>
 #include <leveldb/options.h>
 #include <leveldb/table.h>
-#include <protozero/pbf_reader.hpp>
 
 #include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <hookfuse/io/tensor_bundle.hpp>
 #include <limits>
 #include <map>
 #include <memory>
+#include <protozero/pbf_reader.hpp>
 #include <string>
 #include <vector>
 
@@ -72,12 +71,20 @@ TEST_CASE("every dtype and rank round-trips bit for bit, data in add order") {
   const auto prefix = dir / "model.ckpt-7";
 
   const float fnan = std::bit_cast<float>(0x7fc01234u);  // a NaN with a payload
-  const std::vector<float> f = {0.0f, -0.0f, 1.5f, -3.25f, std::numeric_limits<float>::infinity(),
-                                -std::numeric_limits<float>::infinity(), fnan,
+  const std::vector<float> f = {0.0f,
+                                -0.0f,
+                                1.5f,
+                                -3.25f,
+                                std::numeric_limits<float>::infinity(),
+                                -std::numeric_limits<float>::infinity(),
+                                fnan,
                                 std::numeric_limits<float>::denorm_min(),
-                                std::numeric_limits<float>::max(), 0.1f, 2.0f, 7.0f};
-  const std::vector<double> d = {-0.0, 1e-310, std::bit_cast<double>(0x7ff8000000000abcull),
-                                 3.141592653589793, -1e300, 6.0};
+                                std::numeric_limits<float>::max(),
+                                0.1f,
+                                2.0f,
+                                7.0f};
+  const std::vector<double> d = {
+      -0.0, 1e-310, std::bit_cast<double>(0x7ff8000000000abcull), 3.141592653589793, -1e300, 6.0};
   const std::vector<std::int32_t> i32 = {std::numeric_limits<std::int32_t>::min(), -1, 0, 1,
                                          std::numeric_limits<std::int32_t>::max()};
   const std::vector<std::int64_t> i64 = {std::numeric_limits<std::int64_t>::min(), -1,
@@ -87,12 +94,12 @@ TEST_CASE("every dtype and rank round-trips bit for bit, data in add order") {
   const std::vector<float> none;
 
   io::BundleWriter w(prefix);
-  w.add("z/matrix", {3, 4}, f);                     // rank 2
-  w.add("d/vector", {6}, d);                        // rank 1
-  w.add("global_step", {}, step);                   // rank 0
+  w.add("z/matrix", {3, 4}, f);    // rank 2
+  w.add("d/vector", {6}, d);       // rank 1
+  w.add("global_step", {}, step);  // rank 0
   w.add("i32", {5}, i32);
   w.add("i64", {2, 2}, i64);
-  w.add("a/empty", {0}, none);                      // empty tensors
+  w.add("a/empty", {0}, none);  // empty tensors
   w.add("a/empty_3x0", {3, 0}, std::span<const double>());
   w.finish();
 
@@ -103,8 +110,8 @@ TEST_CASE("every dtype and rank round-trips bit for bit, data in add order") {
     expected_data.insert(expected_data.end(), part.begin(), part.end());
   }
   CHECK(read_bytes(io::data_filename(prefix)) == expected_data);
-  CHECK(dir.files() == std::vector<std::string>{"model.ckpt-7.data-00000-of-00001",
-                                                "model.ckpt-7.index"});
+  CHECK(dir.files() ==
+        std::vector<std::string>{"model.ckpt-7.data-00000-of-00001", "model.ckpt-7.index"});
 
   const io::CheckpointReader r(prefix);
   CHECK(r.keys() == std::vector<std::string>{"a/empty", "a/empty_3x0", "d/vector", "global_step",
@@ -166,11 +173,10 @@ TEST_CASE("index values are TensorFlow's proto3 bytes, defaults omitted") {
   // Header: num_shards 1, endianness LITTLE omitted, version{producer 1}.
   CHECK(t.at("") == bytes_of({0x08, 0x01, 0x1a, 0x02, 0x08, 0x01}));
   // a = 0.5f at offset 0: the offset is omitted; masked CRC 0x1f273806 (FORMATS.md section 4.3).
-  CHECK(t.at("a") ==
-        bytes_of({0x08, 0x01, 0x12, 0x00, 0x28, 0x04, 0x35, 0x06, 0x38, 0x27, 0x1f}));
+  CHECK(t.at("a") == bytes_of({0x08, 0x01, 0x12, 0x00, 0x28, 0x04, 0x35, 0x06, 0x38, 0x27, 0x1f}));
   // b = 3.0f at offset 4: FORMATS.md's example entry 08 01 12 00 20 04 28 04 35 ef d6 82 c3.
-  CHECK(t.at("b") == bytes_of({0x08, 0x01, 0x12, 0x00, 0x20, 0x04, 0x28, 0x04, 0x35, 0xef, 0xd6,
-                               0x82, 0xc3}));
+  CHECK(t.at("b") ==
+        bytes_of({0x08, 0x01, 0x12, 0x00, 0x20, 0x04, 0x28, 0x04, 0x35, 0xef, 0xd6, 0x82, 0xc3}));
   // [3,0] at offset 8: the 0-sized dimension is an empty Dim, the size (0) is omitted, the CRC
   // of no bytes is mask(0) = 0xa282ead8.
   CHECK(t.at("e") == bytes_of({0x08, 0x01, 0x12, 0x06, 0x12, 0x02, 0x08, 0x03, 0x12, 0x00, 0x20,
@@ -179,11 +185,13 @@ TEST_CASE("index values are TensorFlow's proto3 bytes, defaults omitted") {
   const std::array<std::int64_t, 2> n{1, 2};
   const std::uint32_t crc_n = io::masked_crc32c(n.data(), 16);
   CHECK(t.at("n") == bytes_of({0x08, 0x09, 0x12, 0x04, 0x12, 0x02, 0x08, 0x02, 0x20, 0xc4, 0x01,
-                               0x28, 0x10, 0x35}) + le32(crc_n));
+                               0x28, 0x10, 0x35}) +
+                         le32(crc_n));
   // [5,5] float: FORMATS.md's 08 01 12 08 12 02 08 05 12 02 08 05 ... 28 64 35 <crc>.
   const std::uint32_t crc_m = io::masked_crc32c(m.data(), 100);
   CHECK(t.at("m") == bytes_of({0x08, 0x01, 0x12, 0x08, 0x12, 0x02, 0x08, 0x05, 0x12, 0x02, 0x08,
-                               0x05, 0x20, 0xd4, 0x01, 0x28, 0x64, 0x35}) + le32(crc_m));
+                               0x05, 0x20, 0xd4, 0x01, 0x28, 0x64, 0x35}) +
+                         le32(crc_m));
 }
 
 TEST_CASE("the writer reproduces TensorFlow's half_plus_three checkpoint byte for byte") {
@@ -278,10 +286,10 @@ TEST_CASE("TF2 object-based regression checkpoint: floats, an int64 and the obje
   }
   CHECK(nodes == 9);
   // Reading it as numbers is a clear error, not a crash.
-  const auto msg = hookfuse_test::error_of<hookfuse::ValueError>(
-      [&] { (void)r.get_tensor<float>(graph_key); });
-  CHECK_THAT(msg, Catch::Contains("_CHECKPOINTABLE_OBJECT_GRAPH") &&
-                      Catch::Contains("DT_STRING") && Catch::Contains("DT_FLOAT"));
+  const auto msg =
+      hookfuse_test::error_of<hookfuse::ValueError>([&] { (void)r.get_tensor<float>(graph_key); });
+  CHECK_THAT(msg, Catch::Contains("_CHECKPOINTABLE_OBJECT_GRAPH") && Catch::Contains("DT_STRING") &&
+                      Catch::Contains("DT_FLOAT"));
 }
 
 TEST_CASE("TF1 Saver houseprices checkpoint: 34 tensors in three restart runs") {
@@ -349,8 +357,8 @@ TEST_CASE("lookups with the wrong key, dtype or buffer size name what was expect
   std::array<float, 5> small{};
   msg = error_of<hookfuse::ValueError>(
       [&] { r.get_tensor("dense/kernel", std::span<float>(small)); });
-  CHECK_THAT(msg, Catch::Contains("[2,3]") && Catch::Contains("6 elements") &&
-                      Catch::Contains("holds 5"));
+  CHECK_THAT(
+      msg, Catch::Contains("[2,3]") && Catch::Contains("6 elements") && Catch::Contains("holds 5"));
 }
 
 TEST_CASE("the writer refuses empty and duplicate keys and data not matching the shape") {
@@ -364,10 +372,14 @@ TEST_CASE("the writer refuses empty and duplicate keys and data not matching the
   w.add("w", {3}, three);
   CHECK_THAT(error_of<hookfuse::ValueError>([&] { w.add("w", {3}, three); }),
              Catch::Contains("duplicate tensor key 'w'"));
-  CHECK_THAT(error_of<hookfuse::ValueError>([&] { w.add("v", {2, 2}, three); }),
+  CHECK_THAT(error_of<hookfuse::ValueError>([&] {
+               w.add("v", {2, 2}, three);
+             }),
              Catch::Contains("'v'") && Catch::Contains("[2,2]") && Catch::Contains("needs 4") &&
                  Catch::Contains("got 3"));
-  CHECK_THAT(error_of<hookfuse::ValueError>([&] { w.add("u", {-1, 3}, three); }),
+  CHECK_THAT(error_of<hookfuse::ValueError>([&] {
+               w.add("u", {-1, 3}, three);
+             }),
              Catch::Contains("'u'") && Catch::Contains("[-1,3]"));
   // The refused tensors wrote nothing: the bundle holds w alone, at offset 0.
   w.finish();
@@ -376,6 +388,17 @@ TEST_CASE("the writer refuses empty and duplicate keys and data not matching the
   CHECK_THAT(error_of<hookfuse::RuntimeError>([&] { w.add("x", {3}, three); }),
              Catch::Contains("after finish()"));
   CHECK_THROWS_AS(w.finish(), hookfuse::RuntimeError);
+}
+
+TEST_CASE("a bundle without tensors is a header and an empty data file") {
+  TempDir dir;
+  const auto prefix = dir / "empty";
+  io::BundleWriter(prefix).finish();
+  CHECK(std::filesystem::file_size(io::data_filename(prefix)) == 0);
+  const auto t = index_table(io::meta_filename(prefix));
+  REQUIRE(t.size() == 1);
+  CHECK(t.at("") == bytes_of({0x08, 0x01, 0x1a, 0x02, 0x08, 0x01}));
+  CHECK(io::CheckpointReader(prefix).keys().empty());
 }
 
 TEST_CASE("data types: TensorFlow's enum values, sizes and names") {

@@ -1,8 +1,6 @@
 // Tensor bundles against bad input and a hostile file system: corrupt, truncated, forged and
 // missing files give clean errors naming the file and tensor (and no out-of-bounds access
 // under ASan); failed writes leave nothing under the final names and earlier bundles intact.
-#include <hookfuse/io/tensor_bundle.hpp>
-
 #include <leveldb/env.h>
 #include <leveldb/options.h>
 #include <leveldb/table_builder.h>
@@ -13,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <hookfuse/io/tensor_bundle.hpp>
 #include <memory>
 #include <random>
 #include <string>
@@ -163,7 +162,8 @@ TEST_CASE("every truncation of an index and of a data file is a clean error") {
   const auto prefix = copy_bundle(fixture, dir.path(), "copy");
   const Bytes index = read_bytes(io::meta_filename(prefix));
   for (std::size_t n = 0; n < index.size(); ++n) {
-    write_bytes(io::meta_filename(prefix), Bytes(index.begin(), index.begin() + static_cast<long>(n)));
+    write_bytes(io::meta_filename(prefix),
+                Bytes(index.begin(), index.begin() + static_cast<long>(n)));
     INFO("index truncated to " << n << " bytes");
     CHECK_THROWS_AS(io::BundleReader(prefix), io::DataLossError);
   }
@@ -217,7 +217,7 @@ TEST_CASE("garbage and forged indexes are DataLossError, never an out-of-bounds 
     return f;
   };
   const Bytes wrap = {0x00, 0xfd, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
-  Bytes handles = {0x00, 0x08};  // metaindex (0, 8)
+  Bytes handles = {0x00, 0x08};                             // metaindex (0, 8)
   handles.insert(handles.end(), wrap.begin(), wrap.end());  // index (0, 2^64 - 3)
   for (const Bytes& index : {footer({0x00, 0x08, 0x90, 0x4e, 0x10}), footer(handles)}) {
     write_bytes(io::meta_filename(prefix), index);
@@ -235,19 +235,22 @@ TEST_CASE("forged entries and headers are DataLossError saying what was expected
                                 Catch::Contains("dtype (field 1) has wire type 5 (32-bit), "
                                                 "expected 0 (varint)"));
   // shape [-1] (a 10-byte varint)
-  write_raw_bundle(p, {{"", kHeader}, {"w", f1 + bytes_of({0x12, 0x0d, 0x12, 0x0b, 0x08, 0xff, 0xff,
-                                                           0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                                           0xff, 0x01})}}, 4);
+  write_raw_bundle(p,
+                   {{"", kHeader},
+                    {"w", f1 + bytes_of({0x12, 0x0d, 0x12, 0x0b, 0x08, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                         0xff, 0xff, 0xff, 0xff, 0x01})}},
+                   4);
   CHECK_THAT(open_error(p), Catch::Contains("tensor 'w'") && Catch::Contains("is -1") &&
                                 Catch::Contains("expected a size >= 0"));
   // shape [2^62, 2^62]: more elements than int64 holds
-  const std::string big = bytes_of({0x12, 0x0a, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
-                                    0x80, 0x40});
+  const std::string big =
+      bytes_of({0x12, 0x0a, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40});
   write_raw_bundle(p, {{"", kHeader}, {"w", f1 + bytes_of({0x12, 0x18}) + big + big}}, 4);
   CHECK_THAT(open_error(p), Catch::Contains("tensor 'w'") && Catch::Contains("int64"));
   // float [2] but size 4
-  write_raw_bundle(p, {{"", kHeader}, {"w", f1 + bytes_of({0x12, 0x04, 0x12, 0x02, 0x08, 0x02,
-                                                           0x28, 0x04})}}, 8);
+  write_raw_bundle(
+      p, {{"", kHeader}, {"w", f1 + bytes_of({0x12, 0x04, 0x12, 0x02, 0x08, 0x02, 0x28, 0x04})}},
+      8);
   CHECK_THAT(open_error(p), Catch::Contains("size 4 bytes, expected 2 elements x 4 bytes of "
                                             "DT_FLOAT for shape [2]"));
   // float [] at offset 8 in an 8-byte data file
@@ -262,8 +265,8 @@ TEST_CASE("forged entries and headers are DataLossError saying what was expected
   CHECK_THAT(open_error(p), Catch::Contains("shard_id 1, expected 0"));
   // a varint cut off
   write_raw_bundle(p, {{"", kHeader}, {"w", bytes_of({0x08, 0x81})}}, 4);
-  CHECK_THAT(open_error(p), Catch::Contains("tensor 'w'") &&
-                                Catch::Contains("malformed BundleEntryProto"));
+  CHECK_THAT(open_error(p),
+             Catch::Contains("tensor 'w'") && Catch::Contains("malformed BundleEntryProto"));
 
   // Headers: big-endian, two shards, missing, a reader too old, a bad consumer.
   write_raw_bundle(p, {{"", bytes_of({0x08, 0x01, 0x10, 0x01, 0x1a, 0x02, 0x08, 0x01})}}, 0);
@@ -314,8 +317,8 @@ TEST_CASE("an unwritable location is an IoError naming the path, and earlier bun
              Catch::Contains(io::data_filename(missing).string()) &&
                  Catch::Contains("No such file or directory"));
 
-  CHECK(dir.files() == std::vector<std::string>{"file", "model.ckpt-1.data-00000-of-00001",
-                                                "model.ckpt-1.index"});
+  CHECK(dir.files() ==
+        std::vector<std::string>{"file", "model.ckpt-1.data-00000-of-00001", "model.ckpt-1.index"});
   CHECK(read_bytes(io::meta_filename(earlier)) == earlier_index);
   CHECK(read_bytes(io::data_filename(earlier)) == earlier_data);
   CHECK(io::CheckpointReader(earlier).get_tensor<float>("w") == std::vector<float>(100, 1.5f));
@@ -385,15 +388,16 @@ TEST_CASE("a write failing midway (a full disk) leaves no file and the earlier b
       io::BundleWriter w(prefix);
       FileSizeLimit limit(4 * 1024);
       const std::array<float, 1> one{1.0f};
-      for (int i = 0; i < 1000; ++i) w.add("t" + std::to_string(i), {}, one);  // data 4000 B, index ~15 kB
+      for (int i = 0; i < 1000; ++i)
+        w.add("t" + std::to_string(i), {}, one);  // data 4000 B, index ~15 kB
       msg = error_of<io::IoError>([&] { w.finish(); });
     }
     CHECK_THAT(msg, Catch::Contains(io::meta_filename(prefix).string()) &&
                         Catch::Contains("File too large"));
   }
   // No partial file under the final names, no temporary file left behind.
-  CHECK(dir.files() == std::vector<std::string>{"model.ckpt-1.data-00000-of-00001",
-                                                "model.ckpt-1.index"});
+  CHECK(dir.files() ==
+        std::vector<std::string>{"model.ckpt-1.data-00000-of-00001", "model.ckpt-1.index"});
   CHECK(io::CheckpointReader(earlier).get_tensor<float>("w") == std::vector<float>(100, 4.0f));
 }
 
@@ -411,8 +415,8 @@ TEST_CASE("rewriting a prefix replaces it whole, and a failed rewrite keeps the 
   CHECK(io::CheckpointReader(prefix).get_tensor<float>("w") == std::vector<float>(100, 1.0f));
   make_bundle(prefix, 2.0f);
   CHECK(io::CheckpointReader(prefix).get_tensor<float>("w") == std::vector<float>(100, 2.0f));
-  CHECK(dir.files() == std::vector<std::string>{"model.ckpt-5.data-00000-of-00001",
-                                                "model.ckpt-5.index"});
+  CHECK(dir.files() ==
+        std::vector<std::string>{"model.ckpt-5.data-00000-of-00001", "model.ckpt-5.index"});
 }
 
 TEST_CASE("a writer abandoned before finish() leaves nothing behind") {

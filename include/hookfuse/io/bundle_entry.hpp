@@ -4,12 +4,12 @@
 // (tensorflow/core/protobuf/tensor_bundle.proto).
 #pragma once
 
+#include <cstdint>
+#include <cstdio>
+#include <limits>
 #include <protozero/exception.hpp>
 #include <protozero/pbf_reader.hpp>
 #include <protozero/pbf_writer.hpp>
-
-#include <cstdint>
-#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -93,6 +93,13 @@ struct BundleHeader {
 
 // ---- decoding ---------------------------------------------------------------------------
 
+/// "0x1f273806": a CRC for messages.
+[[nodiscard]] inline std::string hex_u32(std::uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", static_cast<unsigned>(v));
+  return buf;
+}
+
 /// Throws DataLossError "<where>: <what>".
 [[noreturn]] inline void fail_data_loss(const std::string& where, const std::string& what) {
   ::hookfuse::detail::fail<DataLossError>(where + ": " + what);
@@ -141,7 +148,8 @@ void for_each_field(std::string_view bytes, const std::string& where, const char
                                                   const std::string& where, const char* field) {
   expect_wire(r, protozero::pbf_wire_type::varint, where, field);
   const std::int64_t v = r.get_int64();
-  if (v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::int32_t>::max()) {
+  if (v < std::numeric_limits<std::int32_t>::min() ||
+      v > std::numeric_limits<std::int32_t>::max()) {
     fail_data_loss(where, std::string(field) + " = " + std::to_string(v) + " does not fit int32");
   }
   return v;
@@ -233,8 +241,8 @@ void for_each_field(std::string_view bytes, const std::string& where, const char
   for_each_field(bytes, where, "BundleEntryProto", [&](protozero::pbf_reader& r) {
     switch (r.tag()) {
       case 1:
-        e.dtype = static_cast<DataType>(
-            get_int32_field(r, where, "BundleEntryProto.dtype (field 1)"));
+        e.dtype =
+            static_cast<DataType>(get_int32_field(r, where, "BundleEntryProto.dtype (field 1)"));
         break;
       case 2: {
         expect_wire(r, protozero::pbf_wire_type::length_delimited, where,

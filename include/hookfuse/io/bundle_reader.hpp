@@ -31,6 +31,7 @@
 #include "hookfuse/io/data_type.hpp"
 #include "hookfuse/io/detail/leveldb_files.hpp"
 #include "hookfuse/io/detail/posix_file.hpp"
+#include "hookfuse/io/detail/string_tensor.hpp"
 #include "hookfuse/io/errors.hpp"
 #include "hookfuse/io/tensor_shape.hpp"
 
@@ -38,40 +39,6 @@ namespace hookfuse::io {
 
 static_assert(std::endian::native == std::endian::little,
               "hookfuse/io reads tensors as in memory: checkpoints are little-endian");
-
-namespace detail {
-[[nodiscard]] inline std::string hex_u32(std::uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%08x", static_cast<unsigned>(v));
-  return buf;
-}
-
-/// For the message of a corrupt index: the tensors whose entries sit in the damaged part
-/// (those after `after`), as far as a second pass without CRC checks can still list them.
-[[nodiscard]] inline std::string damaged_tensors(const std::string& bytes, const std::string& after,
-                                                 bool after_header) {
-  std::string names;
-  int listed = 0;
-  try {
-    MemoryTableFile source(bytes);
-    leveldb::Options options;
-    leveldb::Table* raw = nullptr;
-    if (leveldb::Table::Open(options, &source, bytes.size(), &raw).ok()) {
-      const std::unique_ptr<leveldb::Table> table(raw);
-      const std::unique_ptr<leveldb::Iterator> it(table->NewIterator(leveldb::ReadOptions()));
-      for (it->SeekToFirst(); it->Valid() && listed < 8; it->Next()) {
-        const std::string key = it->key().ToString();
-        if (key.empty() || (after_header && key <= after)) continue;
-        names += (listed++ == 0 ? "'" : ", '") + key + "'";
-      }
-    }
-  } catch (const std::bad_alloc&) {
-  }
-  if (listed == 0) return "the tensor entries in the damaged block cannot be listed";
-  return "damaged block holds the entries of tensor(s) " + names + (listed == 8 ? ", ..." : "");
-}
-
-}  // namespace detail
 
 /// The tensors of the bundle with prefix P (TensorFlow's `BundleReader(env, prefix)`).
 ///
@@ -132,8 +99,7 @@ class BundleReader {
     if (n != out.size()) {
       ::hookfuse::detail::fail<ValueError>(
           index_path_.string() + ": tensor '" + e.key + "' has shape " + e.shape.debug_string() +
-          " (" + std::to_string(n) + " elements), the buffer holds " +
-          std::to_string(out.size()));
+          " (" + std::to_string(n) + " elements), the buffer holds " + std::to_string(out.size()));
     }
     read_checked(e, out.data());
   }
@@ -155,7 +121,7 @@ class BundleReader {
     std::vector<std::byte> bytes(static_cast<std::size_t>(e.size));
     if (e.dtype == DataType::DT_STRING) {
       read_region(e, bytes.data());
-      (void)decode_strings(e, bytes);
+      (void)detail::decode_string_tensor(bytes, e, where(data_path_, e.key));
     } else {
       read_checked(e, bytes.data());
     }
@@ -169,7 +135,7 @@ class BundleReader {
     const BundleEntry& e = readable_entry(key, DataType::DT_STRING);
     std::vector<std::byte> bytes(static_cast<std::size_t>(e.size));
     read_region(e, bytes.data());
-    return decode_strings(e, bytes);
+    return detail::decode_string_tensor(bytes, e, where(data_path_, e.key));
   }
 
  private:
@@ -234,19 +200,19 @@ class BundleReader {
         const std::string_view value(it->value().data(), it->value().size());
         if (!have_header) {
           if (!key.empty()) {
-            detail::fail_data_loss(file, "no header entry (the empty key) before tensor '" +
-                                             std::string(key) + "'");
+            detail::fail_data_loss(
+                file, "no header entry (the empty key) before tensor '" + std::string(key) + "'");
           }
           check_header(detail::decode_header(value, file + ": header entry"));
           have_header = true;
           continue;
         }
         if (!entries_.empty() ? key <= std::string_view(entries_.back().key) : key.empty()) {
-          detail::fail_data_loss(file, "key '" + std::string(key) +
-                                           "' is out of order (keys must increase bytewise)");
+          detail::fail_data_loss(
+              file, "key '" + std::string(key) + "' is out of order (keys must increase bytewise)");
         }
-        entries_.push_back(detail::decode_entry(std::string(key), value, where(index_path_,
-                                                                               std::string(key))));
+        entries_.push_back(
+            detail::decode_entry(std::string(key), value, where(index_path_, std::string(key))));
       }
     } catch (const std::bad_alloc&) {
       detail::fail_data_loss(file, "block handle with an impossible size");
@@ -265,8 +231,8 @@ class BundleReader {
       detail::fail_data_loss(file, "big-endian bundle; hookfuse reads little-endian bundles only");
     }
     if (h.endianness != 0) {
-      detail::fail_data_loss(file, "endianness " + std::to_string(h.endianness) +
-                                       ", expected 0 (LITTLE) or 1 (BIG)");
+      detail::fail_data_loss(
+          file, "endianness " + std::to_string(h.endianness) + ", expected 0 (LITTLE) or 1 (BIG)");
     }
     if (h.num_shards != kTensorBundleNumShards) {
       detail::fail_data_loss(file, "num_shards " + std::to_string(h.num_shards) +
@@ -278,14 +244,14 @@ class BundleReader {
                                        std::to_string(kTensorBundleMinProducer));
     }
     if (h.min_consumer > kTensorBundleVersion) {
-      detail::fail_data_loss(file, "needs a reader of version >= " +
-                                       std::to_string(h.min_consumer) + ", this one is " +
-                                       std::to_string(kTensorBundleVersion));
+      detail::fail_data_loss(file,
+                             "needs a reader of version >= " + std::to_string(h.min_consumer) +
+                                 ", this one is " + std::to_string(kTensorBundleVersion));
     }
     if (std::find(h.bad_consumers.begin(), h.bad_consumers.end(), kTensorBundleVersion) !=
         h.bad_consumers.end()) {
-      detail::fail_data_loss(file, "lists reader version " +
-                                       std::to_string(kTensorBundleVersion) + " as a bad consumer");
+      detail::fail_data_loss(file, "lists reader version " + std::to_string(kTensorBundleVersion) +
+                                       " as a bad consumer");
     }
     num_shards_ = static_cast<std::int32_t>(h.num_shards);
   }
@@ -318,11 +284,11 @@ class BundleReader {
     const auto offset = static_cast<std::uint64_t>(e.offset);
     const auto size = static_cast<std::uint64_t>(e.size);
     if (offset > data_size_ || size > data_size_ - offset) {
-      detail::fail_data_loss(
-          where(data_path_, e.key),
-          "entry says bytes [" + std::to_string(offset) + ", " + std::to_string(offset) + "+" +
-              std::to_string(size) + "), but the data file has " + std::to_string(data_size_) +
-              " bytes (truncated?)");
+      detail::fail_data_loss(where(data_path_, e.key),
+                             "entry says bytes [" + std::to_string(offset) + ", " +
+                                 std::to_string(offset) + "+" + std::to_string(size) +
+                                 "), but the data file has " + std::to_string(data_size_) +
+                                 " bytes (truncated?)");
     }
     const std::size_t elem = data_type_size(e.dtype);
     if (elem != 0 && !e.sliced) {
@@ -331,9 +297,8 @@ class BundleReader {
       if (__builtin_mul_overflow(n, static_cast<std::int64_t>(elem), &expected) ||
           expected != e.size) {
         detail::fail_data_loss(at, "size " + std::to_string(e.size) + " bytes, expected " +
-                                       std::to_string(n) + " elements x " +
-                                       std::to_string(elem) + " bytes of " +
-                                       describe_data_type(e.dtype) + " for shape " +
+                                       std::to_string(n) + " elements x " + std::to_string(elem) +
+                                       " bytes of " + describe_data_type(e.dtype) + " for shape " +
                                        e.shape.debug_string());
       }
     }
@@ -375,77 +340,7 @@ class BundleReader {
   }
 
   [[noreturn]] void crc_mismatch(const BundleEntry& e, std::uint32_t actual) const {
-    detail::fail_data_loss(where(data_path_, e.key),
-                           "CRC32C mismatch over bytes [" + std::to_string(e.offset) + ", +" +
-                               std::to_string(e.size) + "): stored (masked) " +
-                               detail::hex_u32(e.crc32c) + ", computed (masked) " +
-                               detail::hex_u32(mask_crc(actual)) + "; the checkpoint is corrupt");
-  }
-
-  // TensorFlow's string layout: one varint64 length per element, the masked CRC32C of the
-  // lengths (each as uint32 LE, or uint64 when it does not fit), then the bytes of every
-  // element. The entry's CRC continues from the lengths' CRC over those 4 bytes and the strings.
-  std::vector<std::string> decode_strings(const BundleEntry& e,
-                                          std::span<const std::byte> bytes) const {
-    const std::string at = where(data_path_, e.key);
-    const auto n = static_cast<std::uint64_t>(e.shape.num_elements());
-    if (n > bytes.size()) {
-      detail::fail_data_loss(at, std::to_string(n) + " strings cannot fit in " +
-                                     std::to_string(bytes.size()) + " bytes");
-    }
-    std::vector<std::uint64_t> lengths;
-    lengths.reserve(static_cast<std::size_t>(n));
-    std::size_t pos = 0;
-    Crc32c crc;
-    for (std::uint64_t i = 0; i < n; ++i) {
-      std::uint64_t len = 0;
-      for (int shift = 0;; shift += 7) {
-        if (pos >= bytes.size() || shift > 63) {
-          detail::fail_data_loss(at, "string length " + std::to_string(i) + " is cut off");
-        }
-        const auto b = static_cast<std::uint8_t>(bytes[pos++]);
-        len |= std::uint64_t{b & 0x7fu} << shift;
-        if ((b & 0x80u) == 0) break;
-      }
-      if (len <= 0xffffffffu) {
-        const auto len32 = static_cast<std::uint32_t>(len);
-        crc.update(&len32, sizeof len32);
-      } else {
-        crc.update(&len, sizeof len);
-      }
-      lengths.push_back(len);
-    }
-    if (n > 0 || !bytes.empty()) {  // an empty string tensor may omit the checksum
-      if (bytes.size() - pos < 4) detail::fail_data_loss(at, "lengths' checksum is cut off");
-      std::uint32_t stored = 0;
-      std::memcpy(&stored, bytes.data() + pos, 4);
-      if (stored != mask_crc(crc.value())) {
-        detail::fail_data_loss(at, "CRC32C mismatch of the string lengths: stored (masked) " +
-                                       detail::hex_u32(stored) + ", computed (masked) " +
-                                       detail::hex_u32(mask_crc(crc.value())) +
-                                       "; the checkpoint is corrupt");
-      }
-      crc.update(bytes.data() + pos, 4);
-      pos += 4;
-    }
-    std::vector<std::string> out;
-    out.reserve(static_cast<std::size_t>(n));
-    for (const std::uint64_t len : lengths) {
-      if (len > bytes.size() - pos) {
-        detail::fail_data_loss(at, "string of " + std::to_string(len) + " bytes reaches past the " +
-                                       std::to_string(e.size) + "-byte tensor");
-      }
-      const auto* p = reinterpret_cast<const char*>(bytes.data() + pos);
-      crc.update(p, static_cast<std::size_t>(len));
-      out.emplace_back(p, static_cast<std::size_t>(len));
-      pos += static_cast<std::size_t>(len);
-    }
-    if (pos != bytes.size()) {
-      detail::fail_data_loss(at, std::to_string(bytes.size() - pos) +
-                                     " bytes left after the last string, expected none");
-    }
-    if (crc.value() != unmask_crc(e.crc32c)) crc_mismatch(e, crc.value());
-    return out;
+    detail::fail_crc_mismatch(where(data_path_, e.key), e, actual);
   }
 
   std::filesystem::path prefix_;

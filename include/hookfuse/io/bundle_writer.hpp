@@ -8,8 +8,8 @@
 #include <leveldb/table_builder.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <bit>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -81,7 +81,7 @@ class BundleWriter {
   /// (any contiguous range of float, double, int32 or int64: span, vector, array), row-major,
   /// shape.num_elements() of them. `key` is any non-empty byte string not added before.
   template <std::ranges::contiguous_range R>
-    requires TensorElement<std::remove_cv_t<std::ranges::range_value_t<R>>>
+  requires TensorElement<std::remove_cv_t<std::ranges::range_value_t<R>>>
   void add(std::string_view key, const TensorShape& shape, const R& data) {
     using T = std::remove_cv_t<std::ranges::range_value_t<R>>;
     const auto count = static_cast<std::size_t>(std::ranges::size(data));
@@ -114,8 +114,8 @@ class BundleWriter {
     const leveldb::Status status = builder.Finish();
     if (!status.ok()) {
       ::hookfuse::detail::fail<IoError>(!sink.error().empty() ? sink.error()
-                                                              : index.final_path().string() +
-                                                                    ": " + status.ToString());
+                                                              : index.final_path().string() + ": " +
+                                                                    status.ToString());
     }
     index.sync();
 
@@ -151,6 +151,10 @@ class BundleWriter {
   enum class State { open, finished, failed };
 
   void check_usable(const char* what) const {
+    if (!data_) {
+      ::hookfuse::detail::fail<RuntimeError>(std::string("BundleWriter: ") + what +
+                                             " called on a moved-from writer");
+    }
     if (state_ != State::open) {
       ::hookfuse::detail::fail<RuntimeError>(
           "BundleWriter(" + prefix_.string() + "): " + what +
@@ -158,8 +162,8 @@ class BundleWriter {
     }
   }
 
-  void add_bytes(std::string_view key, DataType dtype, const TensorShape& shape,
-                 const void* bytes, std::size_t size, std::size_t count) {
+  void add_bytes(std::string_view key, DataType dtype, const TensorShape& shape, const void* bytes,
+                 std::size_t size, std::size_t count) {
     check_usable("add()");
     const std::string where = "BundleWriter(" + prefix_.string() + ")";
     if (key.empty()) {
@@ -167,8 +171,8 @@ class BundleWriter {
           where + ": empty tensor key; the empty key holds the bundle's header");
     }
     if (keys_.contains(key)) {
-      ::hookfuse::detail::fail<ValueError>(where + ": duplicate tensor key '" +
-                                           std::string(key) + "'");
+      ::hookfuse::detail::fail<ValueError>(where + ": duplicate tensor key '" + std::string(key) +
+                                           "'");
     }
     const auto elements = detail::checked_num_elements(shape.dim_sizes());
     if (!elements) {

@@ -27,7 +27,7 @@ enum class DataType : std::int32_t {
 /// The element types a bundle stores as raw little-endian numbers: float, double, int32, int64.
 template <class T>
 concept TensorElement = std::same_as<T, float> || std::same_as<T, double> ||
-                        std::same_as<T, std::int32_t> || std::same_as<T, std::int64_t>;
+    std::same_as<T, std::int32_t> || std::same_as<T, std::int64_t>;
 
 /// The DataType of a C++ element type (TensorFlow's `DataTypeToEnum<T>::value`).
 template <TensorElement T>
@@ -60,10 +60,10 @@ inline constexpr DataType data_type_of = std::same_as<T, float>          ? DataT
 /// types.proto included; "" for a value types.proto does not define.
 [[nodiscard]] constexpr std::string_view data_type_name(DataType dtype) noexcept {
   constexpr std::string_view names[] = {
-      "DT_INVALID", "DT_FLOAT",  "DT_DOUBLE",  "DT_INT32",    "DT_UINT8",   "DT_INT16",
-      "DT_INT8",    "DT_STRING", "DT_COMPLEX64", "DT_INT64",  "DT_BOOL",    "DT_QINT8",
-      "DT_QUINT8",  "DT_QINT32", "DT_BFLOAT16", "DT_QINT16",  "DT_QUINT16", "DT_UINT16",
-      "DT_COMPLEX128", "DT_HALF", "DT_RESOURCE", "DT_VARIANT", "DT_UINT32", "DT_UINT64"};
+      "DT_INVALID",    "DT_FLOAT",  "DT_DOUBLE",    "DT_INT32",   "DT_UINT8",   "DT_INT16",
+      "DT_INT8",       "DT_STRING", "DT_COMPLEX64", "DT_INT64",   "DT_BOOL",    "DT_QINT8",
+      "DT_QUINT8",     "DT_QINT32", "DT_BFLOAT16",  "DT_QINT16",  "DT_QUINT16", "DT_UINT16",
+      "DT_COMPLEX128", "DT_HALF",   "DT_RESOURCE",  "DT_VARIANT", "DT_UINT32",  "DT_UINT64"};
   const auto v = static_cast<std::int32_t>(dtype);
   if (v < 0 || v >= static_cast<std::int32_t>(std::size(names))) return {};
   return names[v];

@@ -3,11 +3,16 @@
 #pragma once
 
 #include <leveldb/env.h>
+#include <leveldb/iterator.h>
+#include <leveldb/options.h>
 #include <leveldb/slice.h>
 #include <leveldb/status.h>
+#include <leveldb/table.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 
@@ -61,9 +66,9 @@ class MemoryTableFile final : public leveldb::RandomAccessFile {
       return leveldb::Status::Corruption("block handle size overflows");
     }
     if (offset > bytes_.size() || n > bytes_.size() - offset) {
-      return leveldb::Status::Corruption(
-          "block [" + std::to_string(offset) + ", +" + std::to_string(n) +
-          ") reaches past the end of the " + std::to_string(bytes_.size()) + "-byte file");
+      return leveldb::Status::Corruption("block [" + std::to_string(offset) + ", +" +
+                                         std::to_string(n) + ") reaches past the end of the " +
+                                         std::to_string(bytes_.size()) + "-byte file");
     }
     *result = leveldb::Slice(bytes_.data() + offset, n);
     return leveldb::Status::OK();
@@ -72,5 +77,30 @@ class MemoryTableFile final : public leveldb::RandomAccessFile {
  private:
   std::string_view bytes_;
 };
+
+/// For the message of a corrupt index: the tensors whose entries sit in the damaged part
+/// (those after `after`), as far as a second pass without CRC checks can still list them.
+[[nodiscard]] inline std::string damaged_tensors(const std::string& bytes, const std::string& after,
+                                                 bool after_header) {
+  std::string names;
+  int listed = 0;
+  try {
+    MemoryTableFile source(bytes);
+    leveldb::Options options;
+    leveldb::Table* raw = nullptr;
+    if (leveldb::Table::Open(options, &source, bytes.size(), &raw).ok()) {
+      const std::unique_ptr<leveldb::Table> table(raw);
+      const std::unique_ptr<leveldb::Iterator> it(table->NewIterator(leveldb::ReadOptions()));
+      for (it->SeekToFirst(); it->Valid() && listed < 8; it->Next()) {
+        const std::string key = it->key().ToString();
+        if (key.empty() || (after_header && key <= after)) continue;
+        names += (listed++ == 0 ? "'" : ", '") + key + "'";
+      }
+    }
+  } catch (const std::bad_alloc&) {
+  }
+  if (listed == 0) return "the tensor entries in the damaged block cannot be listed";
+  return "damaged block holds the entries of tensor(s) " + names + (listed == 8 ? ", ..." : "");
+}
 
 }  // namespace hookfuse::io::detail
