@@ -430,3 +430,24 @@ TEST_CASE("a writer abandoned before finish() leaves nothing behind") {
   }
   CHECK(dir.files().empty());
 }
+
+TEST_CASE("a relative prefix is resolved once: files land there, errors name them in full") {
+  TempDir dir;
+  TempDir elsewhere;
+  const auto saved_cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  std::string msg;
+  {
+    io::BundleWriter w("model.ckpt-9");
+    const std::array<float, 1> one{1.0f};
+    w.add("x", {}, one);
+    std::filesystem::current_path(elsewhere.path());  // the writer keeps its directory
+    w.finish();
+    msg = error_of<io::NotFoundError>([] { io::BundleReader r("model.ckpt-9"); });
+  }
+  std::filesystem::current_path(saved_cwd);
+  CHECK(dir.files() ==
+        std::vector<std::string>{"model.ckpt-9.data-00000-of-00001", "model.ckpt-9.index"});
+  CHECK(elsewhere.files().empty());
+  CHECK_THAT(msg, Catch::Contains((elsewhere / "model.ckpt-9.index").string()));
+}

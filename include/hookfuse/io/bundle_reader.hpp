@@ -49,7 +49,7 @@ static_assert(std::endian::native == std::endian::little,
 /// read, and their CRC32C checked, when it is looked up. Thread-compatible: const lookups may run
 /// concurrently (positioned reads on one descriptor).
 ///
-/// Errors, each naming the file (full path as given), the tensor key and what was expected:
+/// Errors, each naming the file (absolute path), the tensor key and what was expected:
 /// io::NotFoundError for a missing P.index or data file, or a key not in the bundle;
 /// io::DataLossError for any corruption (CRC mismatch, truncated or garbage index, entry
 /// pointing past the data file, malformed proto); io::IoError when the system refuses a read;
@@ -58,7 +58,7 @@ static_assert(std::endian::native == std::endian::little,
 class BundleReader {
  public:
   explicit BundleReader(std::filesystem::path prefix)
-      : prefix_(std::move(prefix)), index_path_(meta_filename(prefix_)) {
+      : prefix_(std::move(prefix)), index_path_(meta_filename(detail::absolute_path(prefix_))) {
     const std::string bytes = read_index_file();
     read_table(bytes);
     open_data_file();
@@ -67,7 +67,7 @@ class BundleReader {
 
   /// The prefix given to the constructor.
   [[nodiscard]] const std::filesystem::path& prefix() const noexcept { return prefix_; }
-  /// "P.index" and "P.data-00000-of-00001".
+  /// "P.index" and "P.data-00000-of-00001", P made absolute.
   [[nodiscard]] const std::filesystem::path& index_path() const noexcept { return index_path_; }
   [[nodiscard]] const std::filesystem::path& data_path() const noexcept { return data_path_; }
 
@@ -257,7 +257,7 @@ class BundleReader {
   }
 
   void open_data_file() {
-    data_path_ = data_filename(prefix_, 0, num_shards_);
+    data_path_ = data_filename(detail::absolute_path(prefix_), 0, num_shards_);
     int err = 0;
     data_fd_ = detail::open_read_only(data_path_, err);
     if (!data_fd_) {

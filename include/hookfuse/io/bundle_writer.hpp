@@ -69,7 +69,8 @@ class BundleWriter {
   /// temporary data file. Throws IoError naming the path when it cannot be created.
   explicit BundleWriter(std::filesystem::path prefix)
       : prefix_(std::move(prefix)),
-        data_(std::make_unique<detail::TempFile>(data_filename(prefix_))) {}
+        abs_prefix_(detail::absolute_path(prefix_)),
+        data_(std::make_unique<detail::TempFile>(data_filename(abs_prefix_))) {}
 
   BundleWriter(const BundleWriter&) = delete;
   BundleWriter& operator=(const BundleWriter&) = delete;
@@ -100,7 +101,7 @@ class BundleWriter {
     std::sort(sorted.begin(), sorted.end(),
               [](const BundleEntry* a, const BundleEntry* b) { return a->key < b->key; });
 
-    detail::TempFile index(meta_filename(prefix_));
+    detail::TempFile index(meta_filename(abs_prefix_));
     detail::TableSink sink(index);
     leveldb::Options options;
     options.comparator = leveldb::BytewiseComparator();
@@ -119,7 +120,7 @@ class BundleWriter {
     }
     index.sync();
 
-    const auto dir = detail::parent_dir(prefix_);
+    const auto dir = detail::parent_dir(abs_prefix_);
     // An index left by an earlier bundle of this prefix goes first, so that at no instant
     // does an index name a data file other than its own.
     if (::unlink(index.final_path().c_str()) == 0) {
@@ -200,6 +201,7 @@ class BundleWriter {
   }
 
   std::filesystem::path prefix_;
+  std::filesystem::path abs_prefix_;  // where the files go, whatever the current directory
   std::unique_ptr<detail::TempFile> data_;
   std::vector<BundleEntry> entries_;
   std::set<std::string, std::less<>> keys_;

@@ -104,6 +104,14 @@ class Fd {
   return true;
 }
 
+/// `p` made absolute against the current directory (as given if that fails): files are named
+/// in full in messages, and a later chdir does not move where a writer renames its files.
+[[nodiscard]] inline std::filesystem::path absolute_path(const std::filesystem::path& p) {
+  std::error_code ec;
+  auto a = std::filesystem::absolute(p, ec);
+  return ec ? p : a;
+}
+
 /// The folder holding `file` ("." for a bare name).
 [[nodiscard]] inline std::filesystem::path parent_dir(const std::filesystem::path& file) {
   auto dir = file.parent_path();
