@@ -451,3 +451,23 @@ TEST_CASE("a relative prefix is resolved once: files land there, errors name the
   CHECK(elsewhere.files().empty());
   CHECK_THAT(msg, Catch::Contains((elsewhere / "model.ckpt-9.index").string()));
 }
+
+TEST_CASE("a flipped byte in a string tensor fails its length or content checksum") {
+  const auto fixture = tf_fixture("ckpt_tf2_regression/variables");
+  const std::string key = "_CHECKPOINTABLE_OBJECT_GRAPH";
+  // Offset 28 (README): varint 531 (93 04), 4 bytes of length checksum, then 531 bytes.
+  for (const auto& [offset, expected] :
+       {std::pair<std::size_t, std::string>{28 + 3, "CRC32C mismatch of the string lengths"},
+        {28 + 6 + 200, "CRC32C mismatch over bytes [28, +537)"}}) {
+    TempDir dir;
+    const auto prefix = copy_bundle(fixture, dir.path(), "copy");
+    auto data = read_bytes(io::data_filename(prefix));
+    data.at(offset) ^= 0x10;
+    write_bytes(io::data_filename(prefix), data);
+    const io::BundleReader r(prefix);
+    CHECK_THAT(error_of<io::DataLossError>([&] { (void)r.lookup_strings(key); }),
+               Catch::Contains("tensor '" + key + "'") && Catch::Contains(expected));
+    CHECK_THROWS_AS(r.lookup_bytes(key), io::DataLossError);
+    CHECK(r.lookup<float>("w/.ATTRIBUTES/VARIABLE_VALUE") == std::vector<float>{0.204297543f});
+  }
+}

@@ -128,15 +128,17 @@ class BundleWriter {
     } else if (errno != ENOENT) {
       detail::fail_io(index.final_path(), "cannot replace the existing index", errno);
     }
-    data_->commit();
-    detail::fsync_directory(dir);
     struct RemoveDataUnlessDone {  // a data file without its index is of no use to anyone
       const std::filesystem::path& path;
+      bool armed = false;
       bool done = false;
       ~RemoveDataUnlessDone() {
-        if (!done) ::unlink(path.c_str());
+        if (armed && !done) ::unlink(path.c_str());
       }
     } data_guard{data_->final_path()};
+    data_->commit();
+    data_guard.armed = true;
+    detail::fsync_directory(dir);
     index.commit();
     data_guard.done = true;
     detail::fsync_directory(dir);
