@@ -1,0 +1,232 @@
+// hookfuse/io/detail/posix_file.hpp: POSIX file plumbing of the io layer: an owned descriptor,
+// positioned reads, and a file written under a temporary name then fsync'd and renamed into
+// place, so that the final name only ever shows complete contents.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "hookfuse/config.hpp"
+#include "hookfuse/io/errors.hpp"
+
+namespace hookfuse::io::detail {
+
+/// The system's text for an errno value ("No space left on device").
+[[nodiscard]] inline std::string errno_text(int err) {
+  return std::generic_category().message(err);
+}
+
+/// Throws IoError "<path>: <what>: <reason for err>".
+[[noreturn]] inline void fail_io(const std::filesystem::path& path, const std::string& what,
+                                 int err) {
+  ::hookfuse::detail::fail<IoError>(path.string() + ": " + what + ": " + errno_text(err));
+}
+
+/// An owned file descriptor, closed on destruction.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) noexcept : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+
+  [[nodiscard]] int get() const noexcept { return fd_; }
+  [[nodiscard]] explicit operator bool() const noexcept { return fd_ >= 0; }
+  /// Closes now; returns close()'s errno, or 0.
+  int reset() noexcept {
+    int err = 0;
+    if (fd_ >= 0 && ::close(fd_) != 0) err = errno;
+    fd_ = -1;
+    return err;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+/// Opens `path` read-only. Returns an empty Fd and sets `err` when it cannot.
+[[nodiscard]] inline Fd open_read_only(const std::filesystem::path& path, int& err) noexcept {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  err = fd < 0 ? errno : 0;
+  return Fd(fd);
+}
+
+/// Size in bytes of an open regular file; IoError naming `path` otherwise.
+[[nodiscard]] inline std::uint64_t regular_file_size(const Fd& fd,
+                                                     const std::filesystem::path& path) {
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) fail_io(path, "cannot stat", errno);
+  if (!S_ISREG(st.st_mode)) {
+    ::hookfuse::detail::fail<IoError>(path.string() + ": not a regular file");
+  }
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
+/// Reads exactly `size` bytes at `offset` into `out`. Returns false at a premature end of
+/// file (the caller reports truncation); IoError naming `path` on a read error.
+[[nodiscard]] inline bool pread_exact(const Fd& fd, const std::filesystem::path& path,
+                                      std::uint64_t offset, void* out, std::size_t size) {
+  auto* p = static_cast<unsigned char*>(out);
+  while (size > 0) {
+    const ssize_t n = ::pread(fd.get(), p, size, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail_io(path, "read failed", errno);
+    }
+    if (n == 0) return false;
+    p += n;
+    size -= static_cast<std::size_t>(n);
+    offset += static_cast<std::uint64_t>(n);
+  }
+  return true;
+}
+
+/// `p` made absolute against the current directory (as given if that fails): files are named
+/// in full in messages, and a later chdir does not move where a writer renames its files.
+[[nodiscard]] inline std::filesystem::path absolute_path(const std::filesystem::path& p) {
+  std::error_code ec;
+  auto a = std::filesystem::absolute(p, ec);
+  return ec ? p : a;
+}
+
+/// The folder holding `file` ("." for a bare name).
+[[nodiscard]] inline std::filesystem::path parent_dir(const std::filesystem::path& file) {
+  auto dir = file.parent_path();
+  return dir.empty() ? std::filesystem::path(".") : dir;
+}
+
+/// fsync of a directory, so that renames and unlinks in it are on disk. IoError naming it.
+inline void fsync_directory(const std::filesystem::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) fail_io(dir, "cannot open directory to fsync it", errno);
+  Fd owned(fd);
+  if (::fsync(fd) != 0) fail_io(dir, "fsync of the directory failed", errno);
+}
+
+/// A file written under a temporary name beside its final one ("<final>.tempstate<16 hex>", as
+/// TensorFlow names its temporaries), then made durable and renamed into place by commit().
+/// Destroyed without commit(), it removes the temporary file: nothing partial is ever left
+/// under the final name. Every failure is an IoError naming the final path, the temporary one
+/// and the system's reason.
+class TempFile {
+ public:
+  explicit TempFile(std::filesystem::path final_path) : final_(std::move(final_path)) {
+    std::random_device rd;
+    const std::uint64_t r = (std::uint64_t{rd()} << 32) ^ rd() ^
+                            (static_cast<std::uint64_t>(::getpid()) << 16) ^ ++counter();
+    char suffix[32];
+    std::snprintf(suffix, sizeof suffix, ".tempstate%016llx", static_cast<unsigned long long>(r));
+    temp_ = std::filesystem::path(final_.string() + suffix);
+    const int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) fail_io(final_, "cannot create temporary file " + temp_.string(), errno);
+    fd_ = Fd(fd);
+    buffer_.reserve(kBufferSize);
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() { discard(); }
+
+  /// Appends `size` bytes (buffered).
+  void append(const void* data, std::size_t size) {
+    const auto* p = static_cast<const char*>(data);
+    if (buffer_.size() + size > kBufferSize) flush();
+    if (size >= kBufferSize) {
+      write_all(p, size);
+    } else {
+      buffer_.insert(buffer_.end(), p, p + size);
+    }
+    size_ += size;
+  }
+
+  /// Writes the buffer out to the file (no fsync).
+  void flush() {
+    if (!buffer_.empty()) {
+      write_all(buffer_.data(), buffer_.size());
+      buffer_.clear();
+    }
+  }
+
+  /// flush(), then fsync: the bytes are on disk.
+  void sync() {
+    flush();
+    if (::fsync(fd_.get()) != 0) fail_io(final_, "fsync of " + temp_.string() + " failed", errno);
+  }
+
+  /// sync(), close, and rename the temporary file to the final name (replacing a file of that
+  /// name atomically). The caller fsyncs the directory to make the rename durable.
+  void commit() {
+    sync();
+    if (const int err = fd_.reset(); err != 0) {
+      fail_io(final_, "close of " + temp_.string() + " failed", err);
+    }
+    if (::rename(temp_.c_str(), final_.c_str()) != 0) {
+      fail_io(final_, "cannot rename " + temp_.string() + " into place", errno);
+    }
+    committed_ = true;
+  }
+
+  /// Closes and removes the temporary file, unless committed. Never throws.
+  void discard() noexcept {
+    if (committed_ || temp_.empty()) return;
+    fd_.reset();
+    ::unlink(temp_.c_str());
+    temp_.clear();
+  }
+
+  /// Bytes appended so far.
+  [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
+  [[nodiscard]] const std::filesystem::path& final_path() const noexcept { return final_; }
+  [[nodiscard]] const std::filesystem::path& temp_path() const noexcept { return temp_; }
+
+ private:
+  static constexpr std::size_t kBufferSize = std::size_t{1} << 18;  // 256 KiB
+
+  static std::atomic<std::uint64_t>& counter() noexcept {
+    static std::atomic<std::uint64_t> c{0};
+    return c;
+  }
+
+  void write_all(const char* p, std::size_t size) {
+    while (size > 0) {
+      const ssize_t n = ::write(fd_.get(), p, size);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        fail_io(final_, "write to " + temp_.string() + " failed", errno);
+      }
+      p += n;
+      size -= static_cast<std::size_t>(n);
+    }
+  }
+
+  std::filesystem::path final_;
+  std::filesystem::path temp_;
+  Fd fd_;
+  std::vector<char> buffer_;
+  std::uint64_t size_ = 0;
+  bool committed_ = false;
+};
+
+}  // namespace hookfuse::io::detail
