@@ -4,18 +4,17 @@
 
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <hookfuse/logging.hpp>
 #include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <hookfuse/logging.hpp>
 
 #include "skip.hpp"
 
@@ -48,7 +47,9 @@ class ScratchDir {
 /// A Logger that records every line with its severity.
 struct CapturingLogger {
   std::vector<std::pair<hookfuse::Severity, std::string>> lines;
-  void log(hookfuse::Severity s, std::string_view line) { lines.emplace_back(s, std::string(line)); }
+  void log(hookfuse::Severity s, std::string_view line) {
+    lines.emplace_back(s, std::string(line));
+  }
 };
 
 inline std::string file_bytes(const std::filesystem::path& path) {
@@ -78,7 +79,7 @@ inline std::optional<std::filesystem::path> event_fixture(const std::string& dir
 }  // namespace hookfuse_test
 
 /// Declares `var`, the event file in <fixtures>/tf/<dir>, or reports the test as skipped.
-#define HF_REQUIRE_EVENT_FIXTURE(var, dir)                                                 \
+#define HF_REQUIRE_EVENT_FIXTURE(var, dir)                                                  \
   const std::optional<std::filesystem::path> var##_opt = hookfuse_test::event_fixture(dir); \
   if (!var##_opt) HOOKFUSE_SKIP("event-file fixture tf/" << dir << " not found");           \
   const std::filesystem::path var = *var##_opt

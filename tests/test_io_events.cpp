@@ -2,25 +2,22 @@
 // (fixtures/tf/README.md gives their tags, steps and values), SummaryWriter reproducing
 // TensorFlow's file byte for byte, TF's default histogram buckets computed by hand, the file
 // name, flushing on TF's max_queue / flush_secs, the writer cache, a writer killed mid-run.
-#include <hookfuse/io/event_reader.hpp>
-#include <hookfuse/io/histogram.hpp>
-#include <hookfuse/io/summary_writer.hpp>
-#include <hookfuse/io/summary_writer_cache.hpp>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-
 #include <cfloat>
 #include <cmath>
 #include <csignal>
+#include <hookfuse/clock.hpp>
+#include <hookfuse/errors.hpp>
+#include <hookfuse/io/event_reader.hpp>
+#include <hookfuse/io/histogram.hpp>
+#include <hookfuse/io/summary_writer.hpp>
+#include <hookfuse/io/summary_writer_cache.hpp>
 #include <regex>
 #include <string>
 #include <vector>
-
-#include <hookfuse/clock.hpp>
-#include <hookfuse/errors.hpp>
 
 #include "error_of.hpp"
 #include "io_test_support.hpp"
@@ -194,8 +191,8 @@ TEST_CASE("event file name: events.out.tfevents.<10-digit seconds>.<host>.<pid>.
   CHECK(std::stoll(mb[4]) == std::stoll(ma[4]) + 1);  // a process-wide counter
   CHECK(a.path().parent_path() == dir.path());
   // TF 2's own file matches the same pattern.
-  CHECK(std::regex_match(std::string("events.out.tfevents.1585499054.Jaakkos-Mac-mini.local.11684.5.v2"),
-                         pattern));
+  CHECK(std::regex_match(
+      std::string("events.out.tfevents.1585499054.Jaakkos-Mac-mini.local.11684.5.v2"), pattern));
   // The first record: file_version with the whole seconds.
   a.close();
   const auto events = io::read_events(a.path());
@@ -240,7 +237,8 @@ TEST_CASE("histogram of a small input: counts, collapsed empty runs, moments") {
   // [0, e(0)); 0.5 in [e(282), e(283)) = [0.4714, 0.5186); 2.0 in [e(297), e(298)) =
   // [1.9660, 2.1626). Each run of empty buckets becomes one empty bucket at the run's end.
   auto e = [](int k) { return 1e-12 * std::pow(1.1, k); };
-  const std::vector<double> limit{-e(290), -e(289), 0.0, e(0), e(282), e(283), e(297), e(298), DBL_MAX};
+  const std::vector<double> limit{-e(290), -e(289), 0.0,    e(0),   e(282),
+                                  e(283),  e(297),  e(298), DBL_MAX};
   const std::vector<double> count{0, 1, 0, 1, 0, 2, 0, 1, 0};
   REQUIRE(h.bucket_limit.size() == limit.size());
   REQUIRE(h.bucket.size() == count.size());
@@ -267,11 +265,12 @@ TEST_CASE("SummaryWriter: histograms, session logs and events read back") {
   hookfuse::FakeClock clock{1700000000.5};
   io::SummaryWriter writer(dir.path(), with_clock(clock));
   const std::vector<float> w{-1.0f, 0.0f, 0.5f, 0.5f, 2.0f};
-  writer.add_session_log(io::SessionLog{io::SessionLog::START, {}, {}}, 7);
+  writer.add_session_log(io::SessionLog::START, 7);
   writer.add_histogram("dense/kernel", w, 8);
   clock.advance(1.25);
   writer.add_scalar("loss", 0.25, 9);
-  io::Summary merged{{io::scalar_value("a", 1.0), io::scalar_value("b", 2.0, io::ScalarForm::simple_value)}};
+  io::Summary merged{
+      {io::scalar_value("a", 1.0), io::scalar_value("b", 2.0, io::ScalarForm::simple_value)}};
   writer.add_summary(merged, 10, 1700000100.0);
   writer.close();
   const auto events = io::read_events(writer.path());
@@ -428,7 +427,8 @@ TEST_CASE("read_events: a corrupt record is a DataLossError naming the file and 
   const auto path = dir / "events.out.tfevents.corrupt";
   write_bytes(path, bytes);
   const std::string what = error_of<io::DataLossError>([&] { (void)io::read_events(path); });
-  CHECK(what.find(path.string() + ": record 1 at byte offset 40: payload of 49 bytes fails its CRC") !=
+  CHECK(what.find(path.string() +
+                  ": record 1 at byte offset 40: payload of 49 bytes fails its CRC") !=
         std::string::npos);
   // Bytes with valid CRCs that are not an Event: the decoder names the field.
   const auto garbage = dir / "garbage";

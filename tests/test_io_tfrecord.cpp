@@ -1,12 +1,10 @@
 // TFRecord framing: the bytes against a file TensorFlow wrote (fixtures/tf/events_tf2_scalar)
 // and FORMATS.md §2, both CRCs checked on read, truncated final records read up to the last
 // complete one with a warning, corrupt lengths rejected without allocating.
-#include <hookfuse/io/tfrecord.hpp>
-
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstdlib>
+#include <hookfuse/io/tfrecord.hpp>
 #include <new>
 #include <string>
 #include <vector>
@@ -131,7 +129,8 @@ TEST_CASE("RecordReader: a flipped payload byte is a DataLossError naming file, 
   const auto at = record_offsets(good);
   REQUIRE(at.size() == 3);
   std::string bad = good;
-  bad[at[2] + 12 + 100] = static_cast<char>(bad[at[2] + 12 + 100] ^ 0x01);  // inside the third record's payload
+  bad[at[2] + 12 + 100] =
+      static_cast<char>(bad[at[2] + 12 + 100] ^ 0x01);  // inside the third record's payload
   const auto path = dir / "flipped.tfrecord";
   write_bytes(path, bad);
   io::RecordReader reader(path);
@@ -152,7 +151,8 @@ TEST_CASE("RecordReader: a flipped CRC byte is a DataLossError too") {
   const auto path = dir / "crc.tfrecord";
   SECTION("payload CRC") {
     std::string bad = good;
-    bad[at[1] + 12 + 5] = static_cast<char>(bad[at[1] + 12 + 5] ^ 0x7f);  // first byte of record 1's footer
+    bad[at[1] + 12 + 5] =
+        static_cast<char>(bad[at[1] + 12 + 5] ^ 0x7f);  // first byte of record 1's footer
     write_bytes(path, bad);
     const std::string what = error_of<io::DataLossError>([&] { (void)io::read_records(path); });
     CHECK(what.find("record 1 at byte offset " + std::to_string(at[1])) != std::string::npos);
@@ -188,8 +188,7 @@ TEST_CASE("RecordReader: a file cut inside its last record reads to the last com
     REQUIRE(log.lines.size() == 1);
     CHECK(log.lines[0].first == hookfuse::Severity::warning);
     CHECK(log.lines[0].second.find(path.string() + ": record 2 at byte offset " +
-                                   std::to_string(at[2]) + " is truncated") !=
-          std::string::npos);
+                                   std::to_string(at[2]) + " is truncated") != std::string::npos);
   }
   // A cut exactly between records is a complete shorter file: no warning.
   write_bytes(path, std::string_view(good).substr(0, at[2]));
@@ -216,7 +215,8 @@ TEST_CASE("RecordReader: a huge length is rejected without allocating it") {
     // 1 GiB: an allocation that would succeed, so only the bound against the file prevents it.
     for (int i = 0; i < 8; ++i) bad[static_cast<std::size_t>(16 + i)] = i == 3 ? '\x40' : '\0';
     const std::uint32_t crc = io::masked_crc32c(bad.data() + 16, 8);
-    for (int i = 0; i < 4; ++i) bad[static_cast<std::size_t>(24 + i)] = static_cast<char>(crc >> (8 * i));
+    for (int i = 0; i < 4; ++i)
+      bad[static_cast<std::size_t>(24 + i)] = static_cast<char>(crc >> (8 * i));
     write_bytes(path, bad);
     largest_allocation = 0;
     CapturingLogger log;
@@ -233,8 +233,8 @@ TEST_CASE("RecordReader: missing file, directory, empty file") {
   const auto missing = dir / "missing.tfrecord";
   CHECK(error_of<io::NotFoundError>([&] { io::RecordReader r(missing); }) ==
         missing.string() + ": no such file");
-  CHECK(error_of<io::IoError>([&] { io::RecordReader r(dir.path()); })
-            .find("not a regular file") != std::string::npos);
+  CHECK(error_of<io::IoError>([&] { io::RecordReader r(dir.path()); }).find("not a regular file") !=
+        std::string::npos);
   write_bytes(dir / "empty", "");
   CapturingLogger log;
   CHECK(io::read_records(dir / "empty", log).empty());

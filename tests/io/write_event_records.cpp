@@ -3,14 +3,13 @@
 // lines protoc --decode_raw must print for it (tests/io/protoc_decode_raw.sh checks them).
 //
 //   write_event_records <out dir>
-#include <hookfuse/io/event_reader.hpp>
-#include <hookfuse/io/summary_writer.hpp>
-#include <hookfuse/io/tfrecord.hpp>
-
 #include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <hookfuse/io/event_reader.hpp>
+#include <hookfuse/io/summary_writer.hpp>
+#include <hookfuse/io/tfrecord.hpp>
 #include <string>
 #include <vector>
 
@@ -27,7 +26,7 @@ int main(int argc, char** argv) try {
   std::filesystem::path file;
   {
     io::SummaryWriter writer(out / "logs");
-    writer.add_session_log(io::SessionLog{io::SessionLog::START, {}, {}}, 1);
+    writer.add_session_log(io::SessionLog::START, 1);
     writer.add_scalar("loss", 0.5, 1);  // tensor form
     io::Summary legacy{{io::scalar_value("accuracy", 0.75, io::ScalarForm::simple_value)}};
     writer.add_summary(legacy, 101);

@@ -9,14 +9,14 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-#include <string_view>
-
 #include <protozero/exception.hpp>
 #include <protozero/pbf_reader.hpp>
 #include <protozero/pbf_writer.hpp>
+#include <string>
+#include <string_view>
 
 #include "hookfuse/config.hpp"
+#include "hookfuse/io/detail/summary_codec.hpp"
 #include "hookfuse/io/errors.hpp"
 #include "hookfuse/io/summary_proto.hpp"
 
@@ -66,13 +66,20 @@ struct Event {
   detail::proto::put_double(w, 1, event.wall_time);
   if (event.step != 0) w.add_int64(2, event.step);
   switch (event.what) {
-    case Event::What::none: break;
+    case Event::What::none:
+      break;
     case Event::What::file_version:
       w.add_string(3, event.file_version.data(), event.file_version.size());
       break;
-    case Event::What::graph_def: w.add_bytes(4, "", 0); break;
-    case Event::What::summary: w.add_message(5, detail::proto::encode(event.summary)); break;
-    case Event::What::log_message: w.add_message(6, "", 0); break;
+    case Event::What::graph_def:
+      w.add_bytes(4, "", 0);
+      break;
+    case Event::What::summary:
+      w.add_message(5, detail::proto::encode(event.summary));
+      break;
+    case Event::What::log_message:
+      w.add_message(6, "", 0);
+      break;
     case Event::What::session_log: {
       std::string log;
       protozero::pbf_writer lw(log);
@@ -84,8 +91,12 @@ struct Event {
       w.add_message(7, log);
       break;
     }
-    case Event::What::tagged_run_metadata: w.add_message(8, "", 0); break;
-    case Event::What::meta_graph_def: w.add_bytes(9, "", 0); break;
+    case Event::What::tagged_run_metadata:
+      w.add_message(8, "", 0);
+      break;
+    case Event::What::meta_graph_def:
+      w.add_bytes(9, "", 0);
+      break;
   }
   return out;
 }
@@ -95,8 +106,8 @@ struct Event {
 /// past the end, a bad varint, a known field with the wrong wire type, histogram buckets and
 /// limits of different lengths. Unknown fields are skipped, as protobuf does.
 [[nodiscard]] inline Event parse_event(std::string_view bytes, const std::string& where = "Event") {
-  using protozero::pbf_wire_type;
   using detail::proto::expect_wire;
+  using protozero::pbf_wire_type;
   Event e;
   const std::string self = where + ": Event";
   try {
@@ -141,7 +152,8 @@ struct Event {
                 expect_wire(log, pbf_wire_type::length_delimited, self + ".session_log", "msg");
                 e.session_log.msg = log.get_string();
                 break;
-              default: log.skip();
+              default:
+                log.skip();
             }
           }
           break;
@@ -151,15 +163,16 @@ struct Event {
         case 8:
         case 9: {
           static constexpr Event::What kinds[] = {
-              Event::What::graph_def, Event::What::summary, Event::What::log_message,
-              Event::What::session_log, Event::What::tagged_run_metadata,
-              Event::What::meta_graph_def};
+              Event::What::graph_def,           Event::What::summary,
+              Event::What::log_message,         Event::What::session_log,
+              Event::What::tagged_run_metadata, Event::What::meta_graph_def};
           expect_wire(r, pbf_wire_type::length_delimited, self, "what");
           e.what = kinds[r.tag() - 4];
           r.skip();
           break;
         }
-        default: r.skip();
+        default:
+          r.skip();
       }
     }
   } catch (const protozero::exception& ex) {

@@ -105,8 +105,7 @@ template <class T>
       hookfuse::detail::fail<ValueError>("Nan in summary histogram for: " + std::string(tag));
     }
     if (std::isinf(v)) {
-      hookfuse::detail::fail<ValueError>("Infinity in summary histogram for: " +
-                                         std::string(tag));
+      hookfuse::detail::fail<ValueError>("Infinity in summary histogram for: " + std::string(tag));
     }
     h.add(v);
   }

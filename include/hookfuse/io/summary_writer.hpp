@@ -42,18 +42,21 @@ struct UnixClock {
   }
 };
 
+/// A Clock readable through a const reference, other than `Self` (keeps copies of ClockHandle
+/// out of its converting constructor).
+template <class C, class Self>
+concept OtherClock = Clock<const C> && !std::same_as<std::remove_cv_t<C>, Self>;
+
 /// A non-owning, copyable reference to any Clock (hookfuse/clock.hpp) whose `now()` is const
 /// and gives seconds since the Unix epoch; default-constructed, it reads UnixClock. Tests pass a
 /// FakeClock here (it must outlive the writer).
 class ClockHandle {
  public:
   ClockHandle() noexcept = default;
-  template <class C>
-    requires Clock<const C> && (!std::same_as<std::remove_cv_t<C>, ClockHandle>)
+  template <OtherClock<ClockHandle> C>
   ClockHandle(C& clock) noexcept  // NOLINT(google-explicit-constructor): a reference wrapper
-      : object_(&clock), now_([](const void* c) {
-          return static_cast<double>(static_cast<const C*>(c)->now());
-        }) {}
+      : object_(&clock),
+        now_([](const void* c) { return static_cast<double>(static_cast<const C*>(c)->now()); }) {}
   [[nodiscard]] double now() const { return now_ != nullptr ? now_(object_) : UnixClock{}.now(); }
 
  private:
@@ -129,6 +132,7 @@ namespace hookfuse::io {
 /// Not copyable or movable: share one through `std::shared_ptr` (`create_file_writer`,
 /// SummaryWriterCache), so that every holder writes to the same file. After `close()` events
 /// are dropped with a warning, as TF 1's FileWriter does, until `reopen()` starts a new file.
+/// Not thread-safe: one thread at a time (hooks run on the session's thread).
 class SummaryWriter {
  public:
   explicit SummaryWriter(std::filesystem::path logdir, SummaryWriterOptions options = {})
@@ -211,6 +215,15 @@ class SummaryWriter {
     e.what = Event::What::session_log;
     e.session_log = std::move(log);
     add_event(e);
+  }
+
+  /// `add_session_log(SessionLog{status}, step, wall_time)`, e.g. `add_session_log(
+  /// SessionLog::START, step)` as SummarySaverHook writes at a session's first step.
+  void add_session_log(SessionLog::SessionStatus status, std::int64_t step,
+                       std::optional<double> wall_time = std::nullopt) {
+    SessionLog log;
+    log.status = status;
+    add_session_log(std::move(log), step, wall_time);
   }
 
   /// Writes every pending event to the file (TF's `flush()`). Throws IoError on a failed write.

@@ -27,10 +27,11 @@ class SummaryWriterCache {
   /// The writer for `logdir`, created with `options` on first use (later calls return the same
   /// writer and ignore `options`, as TensorFlow's cache ignores later arguments). Throws as the
   /// SummaryWriter constructor does (IoError, ValueError for an empty logdir).
-  [[nodiscard]] static std::shared_ptr<SummaryWriter> get(const std::filesystem::path& logdir,
-                                                          const SummaryWriterOptions& options = {}) {
+  [[nodiscard]] static std::shared_ptr<SummaryWriter> get(
+      const std::filesystem::path& logdir, const SummaryWriterOptions& options = {}) {
     if (logdir.empty()) {
-      hookfuse::detail::fail<ValueError>("SummaryWriterCache: logdir is empty; expected a directory");
+      hookfuse::detail::fail<ValueError>(
+          "SummaryWriterCache: logdir is empty; expected a directory");
     }
     const std::string key = normalize(logdir).string();
     State& s = state();

@@ -96,8 +96,7 @@ class RecordWriter {
 
   /// Opens `path` for appending, creating it if absent (its directory must exist). Throws
   /// IoError naming the path when it cannot be opened for writing.
-  explicit RecordWriter(std::filesystem::path path,
-                        std::size_t buffer_bytes = kDefaultBufferBytes)
+  explicit RecordWriter(std::filesystem::path path, std::size_t buffer_bytes = kDefaultBufferBytes)
       : path_(std::move(path)), buffer_bytes_(buffer_bytes) {
     file_ = std::fopen(path_.c_str(), "ab");
     if (file_ == nullptr) {
@@ -151,7 +150,8 @@ class RecordWriter {
     if (file_ == nullptr) return;
     write_buffer();
     if (std::fflush(file_) != 0) {
-      hookfuse::detail::fail<IoError>(detail::tfrecord::system_message(path_, "flush failed", errno));
+      hookfuse::detail::fail<IoError>(
+          detail::tfrecord::system_message(path_, "flush failed", errno));
     }
   }
 
@@ -166,7 +166,8 @@ class RecordWriter {
       throw;
     }
     if (std::fclose(std::exchange(file_, nullptr)) != 0) {
-      hookfuse::detail::fail<IoError>(detail::tfrecord::system_message(path_, "close failed", errno));
+      hookfuse::detail::fail<IoError>(
+          detail::tfrecord::system_message(path_, "close failed", errno));
     }
   }
 
@@ -186,10 +187,11 @@ class RecordWriter {
       // The file now ends inside a record; a reader stops at the last complete one.
       buffer_.erase(0, n);
       offset_ += n;
-      hookfuse::detail::fail<IoError>(detail::tfrecord::system_message(
-          path_, "short write (" + std::to_string(n) + " of " +
-                     std::to_string(n + buffer_.size()) + " bytes)",
-          err));
+      hookfuse::detail::fail<IoError>(
+          detail::tfrecord::system_message(path_,
+                                           "short write (" + std::to_string(n) + " of " +
+                                               std::to_string(n + buffer_.size()) + " bytes)",
+                                           err));
     }
     offset_ += n;
     buffer_.clear();
@@ -279,8 +281,8 @@ class RecordReader {
     const std::uint32_t computed = masked_crc32c(header.data(), 8);
     if (stored != computed) {
       corrupt("length field (" + std::to_string(length) + " bytes) fails its CRC (stored " +
-              detail::tfrecord::hex32(stored) + ", computed " +
-              detail::tfrecord::hex32(computed) + ")");
+              detail::tfrecord::hex32(stored) + ", computed " + detail::tfrecord::hex32(computed) +
+              ")");
     }
     const std::uint64_t body = left - kRecordHeaderBytes;  // payload + footer available
     if (length > body || body - length < 4) {
@@ -336,12 +338,11 @@ class RecordReader {
   template <Logger L>
   bool stop_truncated(L& logger, std::uint64_t have, std::uint64_t need, const char* part) {
     truncated_ = true;
-    const std::string line = path_.string() + ": record " + std::to_string(index_) +
-                             " at byte offset " + std::to_string(offset_) + " is truncated (" +
-                             part + " cut short: " + std::to_string(have) + " of " +
-                             std::to_string(need) + " bytes present); stopping after the " +
-                             std::to_string(index_) +
-                             " complete records before it (was the writer stopped mid-record?)";
+    const std::string line =
+        path_.string() + ": record " + std::to_string(index_) + " at byte offset " +
+        std::to_string(offset_) + " is truncated (" + part + " cut short: " + std::to_string(have) +
+        " of " + std::to_string(need) + " bytes present); stopping after the " +
+        std::to_string(index_) + " complete records before it (was the writer stopped mid-record?)";
     logger.log(Severity::warning, line);
     return finish();
   }
@@ -351,11 +352,11 @@ class RecordReader {
     if (std::fread(out, 1, n, file_) != n) {
       const bool eof = std::feof(file_) != 0;
       // The file shrank since it was opened, or the device failed.
-      hookfuse::detail::fail<IoError>(path_.string() + ": record " + std::to_string(index_) +
-                                      " at byte offset " + std::to_string(offset_) + ": " +
-                                      (eof ? std::string("the file shrank while being read")
-                                           : std::string("read failed: ") +
-                                                 std::generic_category().message(errno)));
+      hookfuse::detail::fail<IoError>(
+          path_.string() + ": record " + std::to_string(index_) + " at byte offset " +
+          std::to_string(offset_) + ": " +
+          (eof ? std::string("the file shrank while being read")
+               : std::string("read failed: ") + std::generic_category().message(errno)));
     }
   }
 
