@@ -440,3 +440,44 @@ TEST_CASE("read_events: a corrupt record is a DataLossError naming the file and 
             .find("record 0 at byte offset 0: Event.wall_time (field 1): wire type varint, "
                   "expected 64-bit") != std::string::npos);
 }
+
+TEST_CASE("serialize_event: proto3 defaults left out, negative steps as 10-byte varints") {
+  io::Event e;
+  e.what = io::Event::What::file_version;  // empty, but a oneof member is always written
+  CHECK(io::serialize_event(e) == std::string("\x1a\x00", 2));
+  e.step = -1;
+  CHECK(io::serialize_event(e) ==
+        std::string("\x10\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01\x1a\x00", 13));
+  CHECK(io::parse_event(io::serialize_event(e)).step == -1);
+  e.what = io::Event::What::summary;  // an empty Summary: 2a 00
+  e.step = 0;
+  e.wall_time = -0.0;  // proto3 compares bits: -0.0 is written
+  CHECK(io::serialize_event(e) == std::string("\x09\0\0\0\0\0\0\0\x80\x2a\x00", 11));
+}
+
+TEST_CASE("parse_event reads the other scalar encodings TensorBoard accepts") {
+  // Event{summary{value{tag "s", tensor{...}}}}, the tensor spelled three ways by hand.
+  auto event_with_tensor = [](const std::string& tensor) {
+    const std::string value =
+        std::string("\x0a\x01s\x42", 4) + static_cast<char>(tensor.size()) + tensor;
+    const std::string summary = "\x0a" + std::string(1, static_cast<char>(value.size())) + value;
+    return "\x2a" + std::string(1, static_cast<char>(summary.size())) + summary;
+  };
+  // DT_FLOAT with one unpacked float_val (2d) 1.5f = 00 00 c0 3f.
+  const std::string unpacked("\x08\x01\x12\x00\x2d\x00\x00\xc0\x3f", 9);
+  // DT_FLOAT with a packed float_val (2a 04).
+  const std::string packed("\x08\x01\x2a\x04\x00\x00\xc0\x3f", 8);
+  // DT_DOUBLE with 8 bytes of tensor_content, 1.5 = 00 .. 00 f8 3f.
+  const std::string dbl("\x08\x02\x22\x08\x00\x00\x00\x00\x00\x00\xf8\x3f", 12);
+  for (const std::string& t : {unpacked, packed, dbl}) {
+    const io::Event e = io::parse_event(event_with_tensor(t));
+    REQUIRE(e.summary.value.size() == 1);
+    CHECK(e.summary.value[0].tag == "s");
+    CHECK(e.summary.value[0].scalar() == 1.5);
+  }
+  // A [2] tensor is not a scalar.
+  const std::string vec("\x08\x01\x12\x04\x12\x02\x08\x02\x22\x08\0\0\xc0\x3f\0\0\xc0\x3f", 18);
+  const io::Event v = io::parse_event(event_with_tensor(vec));
+  CHECK(v.summary.value[0].tensor.shape == std::vector<std::int64_t>{2});
+  CHECK_FALSE(v.summary.value[0].scalar().has_value());
+}
