@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -262,4 +263,33 @@ TEST_CASE("a state file that cannot be written leaves the previous one intact") 
   touch(tmp.path / "plain");
   CHECK_THROWS_AS(update_checkpoint_state(tmp.path / "plain", tmp.path / "plain" / "m"), IoError);
   CHECK(slurp(tmp.path / "checkpoint") == before);
+}
+
+TEST_CASE("mutated state texts parse or fail with DataLossError, never out of bounds") {
+  const std::string good =
+      "model_checkpoint_path: \"model.ckpt-120\"\n"
+      "all_model_checkpoint_paths: \"model.ckpt-100\"\n"
+      "all_model_checkpoint_paths: 'model.ckpt-\\303\\251\\x41'\n"
+      "all_model_checkpoint_timestamps: [1700000000.5, -1e-5]\n"
+      "last_preserved_timestamp: 1699999999.0\n";
+  std::mt19937 rng(777);
+  const char alphabet[] = "\"'\\:[],;#\n 0123456789.eE+-xnaif_z\x01\xff";
+  int parsed = 0, rejected = 0;
+  for (int round = 0; round < 2000; ++round) {
+    std::string text = good;
+    if (round % 2 == 0) {
+      for (int k = 0; k < 1 + round % 4; ++k)
+        text[rng() % text.size()] = alphabet[rng() % (sizeof alphabet - 1)];
+    } else {
+      text.resize(rng() % text.size());
+    }
+    try {
+      (void)parse_checkpoint_state(text, "checkpoint");
+      ++parsed;
+    } catch (const DataLossError&) {
+      ++rejected;
+    }
+  }
+  CHECK(parsed + rejected == 2000);
+  CHECK(rejected > 500);
 }

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -371,4 +372,48 @@ TEST_CASE("save_file into a missing directory is an IoError naming the path") {
   CHECK(error_of<hookfuse::io::IoError>([&] {
           st::save_file(p, {st::tensor_ref("v", {1}, std::span(v))});
         }).find(p.string()) != std::string::npos);
+}
+
+TEST_CASE("mutated files open and read cleanly or fail with DataLossError, never out of bounds") {
+  // Deterministic mutations of a valid file (byte flips, header-length edits, truncations):
+  // each must be read completely or rejected with DataLossError. Under HOOKFUSE_SANITIZE this
+  // is the out-of-bounds check; in every build it proves no other exception type escapes.
+  hookfuse_test::TempDir tmp("safetensors");
+  const std::vector<float> w = {1, 2, 3, 4, 5, 6};
+  const std::int64_t step = 9;
+  const std::vector<std::byte> good = st::serialize(
+      {st::tensor_ref("w", {2, 3}, w), st::tensor_ref("global_step", {}, std::span(&step, 1))},
+      {{"framework", "np"}});
+  std::mt19937 rng(12345);
+  const fs::path p = tmp.path / "m.safetensors";
+  int opened = 0, rejected = 0;
+  for (int round = 0; round < 600; ++round) {
+    std::vector<std::byte> bytes = good;
+    const int kind = round % 3;
+    if (kind == 0) {  // flip 1-3 random bytes
+      for (int k = 0; k < 1 + round % 3; ++k)
+        bytes[rng() % bytes.size()] ^= static_cast<std::byte>(1u << (rng() % 8));
+    } else if (kind == 1) {  // truncate
+      bytes.resize(rng() % bytes.size());
+    } else {  // change the header length
+      const std::uint64_t n = rng() % 2 ? rng() % 300 : (std::uint64_t{rng()} << 32 | rng());
+      for (int i = 0; i < 8; ++i) bytes[static_cast<std::size_t>(i)] = static_cast<std::byte>((n >> (8 * i)) & 0xff);
+    }
+    {
+      std::ofstream out(p, std::ios::binary | std::ios::trunc);
+      out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    }
+    try {
+      const auto f = st::SafetensorsFile::open(p);
+      for (const st::TensorInfo& t : f.tensors()) {
+        std::vector<std::byte> raw(t.num_bytes());
+        f.read_bytes(t.name, raw);
+      }
+      ++opened;
+    } catch (const DataLossError&) {
+      ++rejected;
+    }
+  }
+  CHECK(opened + rejected == 600);
+  CHECK(rejected > 300);
 }

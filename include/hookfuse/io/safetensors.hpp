@@ -213,6 +213,12 @@ inline void put_u64_le(std::byte* out, std::uint64_t v) noexcept {
   return out;
 }
 
+/// serialize for a braced list: serialize({tensor_ref(...), tensor_ref(...)}, metadata).
+[[nodiscard]] inline std::vector<std::byte> serialize(const std::vector<TensorRef>& tensors,
+                                                      const Metadata& metadata = {}) {
+  return serialize(std::span<const TensorRef>(tensors), metadata);
+}
+
 /// Writes `tensors` to `path` crash-safely (AtomicFileWriter: the previous file stays whole
 /// until the new one is complete), streaming the data without a copy (Python
 /// `safetensors.numpy.save_file(tensors, filename, metadata)`; the metadata key is omitted when
@@ -231,7 +237,7 @@ inline void save_file(const std::filesystem::path& path, std::span<const TensorR
   out.commit();
 }
 
-/// save_file for a braced list: save_file(path, {{tensor_ref(...), tensor_ref(...)}}, meta).
+/// save_file for a braced list: save_file(path, {tensor_ref(...), tensor_ref(...)}, metadata).
 inline void save_file(const std::filesystem::path& path, const std::vector<TensorRef>& tensors,
                       const Metadata& metadata = {}) {
   save_file(path, std::span<const TensorRef>(tensors), metadata);
