@@ -222,6 +222,11 @@ TEST_CASE("get_checkpoint_state: none without a file, errors for bad ones") {
   touch(tmp.path / "checkpoint", "model_checkpoint_path: \"x\"\nbogus: 1\n");
   CHECK(error_of<DataLossError>([&] { (void)latest_checkpoint(tmp.path); })
             .starts_with((tmp.path / "checkpoint").string() + ":2:1: "));
+  touch(tmp.path / "checkpoint");
+  fs::resize_file(tmp.path / "checkpoint", (16u << 20) + 1);  // one byte past the cap
+  CHECK(error_of<DataLossError>([&] { (void)get_checkpoint_state(tmp.path); }) ==
+        (tmp.path / "checkpoint").string() +
+            ": larger than 16777216 bytes, not a checkpoint state file");
   fs::remove(tmp.path / "checkpoint");
   fs::create_directory(tmp.path / "checkpoint");
   CHECK(error_of<IoError>([&] { (void)get_checkpoint_state(tmp.path); })

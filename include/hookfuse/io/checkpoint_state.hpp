@@ -144,20 +144,24 @@ inline std::string state_file_path(const std::filesystem::path& p, const std::fi
 inline std::optional<std::string> read_state_file(const std::filesystem::path& file) {
   std::error_code ec;
   const auto status = std::filesystem::status(file, ec);
-  if (!std::filesystem::exists(status)) return std::nullopt;
+  if (status.type() == std::filesystem::file_type::not_found) return std::nullopt;
+  if (ec) detail::fail_os("cannot stat", file, ec.value());
   if (!std::filesystem::is_regular_file(status))
     ::hookfuse::detail::fail<IoError>(file.string() + ": not a regular file, expected a text "
                                                       "CheckpointState");
   std::ifstream in(file, std::ios::binary);
   if (!in) ::hookfuse::detail::fail<IoError>("cannot open " + file.string() + " for reading");
-  std::string text(kMaxCheckpointStateBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  std::string text;
+  char chunk[16384];
+  while (in) {  // in pieces, so that neither a huge file nor a growing one is read past the cap
+    in.read(chunk, sizeof chunk);
+    text.append(chunk, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxCheckpointStateBytes)
+      ::hookfuse::detail::fail<DataLossError>(
+          file.string() + ": larger than " + std::to_string(kMaxCheckpointStateBytes) +
+          " bytes, not a checkpoint state file");
+  }
   if (in.bad()) ::hookfuse::detail::fail<IoError>("cannot read " + file.string());
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > kMaxCheckpointStateBytes)
-    ::hookfuse::detail::fail<DataLossError>(
-        file.string() + ": larger than " + std::to_string(kMaxCheckpointStateBytes) +
-        " bytes, not a checkpoint state file");
   return text;
 }
 
