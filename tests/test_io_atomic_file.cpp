@@ -3,19 +3,17 @@
 // and the system's reason. The failures are ones root cannot bypass (tests may run as root, so
 // chmod would not block a write): a missing directory, a parent that is a regular file, a final
 // name that is a directory, a file-size limit (RLIMIT_FSIZE: EFBIG, like a full disk).
-#include <hookfuse/io/atomic_file.hpp>
-
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <hookfuse/io/atomic_file.hpp>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -42,7 +40,8 @@ std::string slurp(const fs::path& p) {
 
 std::vector<std::string> names_in(const fs::path& dir) {
   std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+  for (const auto& entry : fs::directory_iterator(dir))
+    names.push_back(entry.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -109,7 +108,8 @@ TEST_CASE("a writer destroyed without commit removes its temporary and keeps the
 TEST_CASE("writing into a missing directory is an IoError naming the path and the reason") {
   TempDir dir;
   const fs::path file = dir.path / "no_such_dir" / "checkpoint";
-  const std::string what = error_of<IoError>([&] { write_file_atomically(file, std::string_view("x")); });
+  const std::string what =
+      error_of<IoError>([&] { write_file_atomically(file, std::string_view("x")); });
   CHECK(what.find(file.string()) != std::string::npos);
   CHECK(what.find(std::strerror(ENOENT)) != std::string::npos);
   CHECK(names_in(dir.path).empty());
@@ -120,7 +120,8 @@ TEST_CASE("writing under a parent that is a regular file is an IoError, the file
   const fs::path parent = dir.path / "plain_file";
   write_file_atomically(parent, std::string_view("I am a file"));
   const fs::path file = parent / "checkpoint";
-  const std::string what = error_of<IoError>([&] { write_file_atomically(file, std::string_view("x")); });
+  const std::string what =
+      error_of<IoError>([&] { write_file_atomically(file, std::string_view("x")); });
   CHECK(what.find(file.string()) != std::string::npos);
   CHECK(what.find(std::strerror(ENOTDIR)) != std::string::npos);
   CHECK(slurp(parent) == "I am a file");

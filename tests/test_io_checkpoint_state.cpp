@@ -4,13 +4,11 @@
 // text_encoding.CEscape, doubles as Python's repr, whose outputs below were taken from
 // Python 3: repr(1e16) == '1e+16', repr(1.5e-05) == '1.5e-05', repr(123456789.123456789) ==
 // '123456789.12345679'), and the fixture from a TF1 tf.train.Saver.
-#include <hookfuse/io/checkpoint_state.hpp>
-
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <hookfuse/io/checkpoint_state.hpp>
 #include <iterator>
 #include <random>
 #include <string>
@@ -50,11 +48,13 @@ TEST_CASE("the TF1 Saver fixture parses") {
   HOOKFUSE_SKIP("HOOKFUSE_FIXTURES_DIR not defined");
 #else
   const fs::path dir = fs::path(HOOKFUSE_FIXTURES_DIR) / "tf" / "ckpt_tf1_saver_houseprices";
-  if (!fs::exists(dir / "checkpoint")) HOOKFUSE_SKIP("fixture " << (dir / "checkpoint").string() << " not found");
+  if (!fs::exists(dir / "checkpoint"))
+    HOOKFUSE_SKIP("fixture " << (dir / "checkpoint").string() << " not found");
   const std::optional<CheckpointState> state = get_checkpoint_state(dir);
   REQUIRE(state);
   CHECK(state->model_checkpoint_path == (dir / "model.ckpt").string());
-  CHECK(state->all_model_checkpoint_paths == std::vector<std::string>{(dir / "model.ckpt").string()});
+  CHECK(state->all_model_checkpoint_paths ==
+        std::vector<std::string>{(dir / "model.ckpt").string()});
   CHECK(state->all_model_checkpoint_timestamps.empty());
   CHECK(state->last_preserved_timestamp == 0.0);
   // model.ckpt.index exists beside it, so it is the latest checkpoint.
@@ -87,7 +87,8 @@ TEST_CASE("update_checkpoint_state writes TensorFlow's text, relative paths firs
   REQUIRE(state);
   CHECK(state->model_checkpoint_path == (dir / "model.ckpt-120").string());
   CHECK(state->all_model_checkpoint_paths ==
-        std::vector<std::string>{(dir / "model.ckpt-100").string(), (dir / "model.ckpt-50").string(),
+        std::vector<std::string>{(dir / "model.ckpt-100").string(),
+                                 (dir / "model.ckpt-50").string(),
                                  (dir / "model.ckpt-120").string()});
   CHECK(state->all_model_checkpoint_timestamps == times);
   CHECK(state->last_preserved_timestamp == 1699999999.0);
@@ -108,8 +109,10 @@ TEST_CASE("update_checkpoint_state appends the model path and keeps outside path
   CHECK(slurp(dir / "checkpoint") ==
         "model_checkpoint_path: \"model.ckpt-9\"\n"
         "all_model_checkpoint_paths: \"sub/model.ckpt-3\"\n"
-        "all_model_checkpoint_paths: \"" + outside.string() + "\"\n"
-        "all_model_checkpoint_paths: \"model.ckpt-9\"\n");
+        "all_model_checkpoint_paths: \"" +
+            outside.string() +
+            "\"\n"
+            "all_model_checkpoint_paths: \"model.ckpt-9\"\n");
   // An absolute path in the file is returned as is, not joined.
   const auto state = get_checkpoint_state(dir);
   REQUIRE(state);
@@ -120,10 +123,12 @@ TEST_CASE("update_checkpoint_state rejects mismatched timestamps and the state f
   hookfuse_test::TempDir tmp("ckptstate");
   const std::vector<fs::path> all = {tmp.path / "a", tmp.path / "b"};
   const std::vector<double> one = {1.0};
-  CHECK(error_of<hookfuse::ValueError>([&] { update_checkpoint_state(tmp.path, tmp.path / "b", all, one); })
-            .find("(got 2 paths and 1 timestamps)") != std::string::npos);
-  CHECK(error_of<hookfuse::RuntimeError>([&] { update_checkpoint_state(tmp.path, tmp.path / "checkpoint"); })
-            .find("conflicts with path used for checkpoint state") != std::string::npos);
+  CHECK(error_of<hookfuse::ValueError>([&] {
+          update_checkpoint_state(tmp.path, tmp.path / "b", all, one);
+        }).find("(got 2 paths and 1 timestamps)") != std::string::npos);
+  CHECK(error_of<hookfuse::RuntimeError>([&] {
+          update_checkpoint_state(tmp.path, tmp.path / "checkpoint");
+        }).find("conflicts with path used for checkpoint state") != std::string::npos);
   CHECK(!fs::exists(tmp.path / "checkpoint"));
 }
 
@@ -131,8 +136,9 @@ TEST_CASE("strings are C-escaped and doubles printed as Python's repr") {
   CheckpointState s;
   s.model_checkpoint_path = std::string("a\"b'c\\d\ne\tf\rg\x01h\xc3\xa9", 17);
   s.all_model_checkpoint_paths = {s.model_checkpoint_path};
-  s.all_model_checkpoint_timestamps = {1e16, 1e15, 1.5e-05, 0.0001, 123456789.123456789, 0.1,
-                                       5e-324, 1.7976931348623157e308, -2.5, 0.0};
+  s.all_model_checkpoint_timestamps = {
+      1e16, 1e15, 1.5e-05, 0.0001, 123456789.123456789, 0.1, 5e-324, 1.7976931348623157e308,
+      -2.5, 0.0};
   s.last_preserved_timestamp = 1e22;
   const std::string text = format_checkpoint_state(s);
   CHECK(text ==
@@ -200,7 +206,8 @@ TEST_CASE("bad state text is a DataLossError naming the file, line, column and f
   CHECK(err("all_model_checkpoint_paths: [\"a\" 5]") ==
         "dir/checkpoint:1:34: field \"all_model_checkpoint_paths\": expected ',' or ']'");
   CHECK(err("model_checkpoint_path: 5") ==
-        "dir/checkpoint:1:24: field \"model_checkpoint_path\": expected a quoted string, found \"5\"");
+        "dir/checkpoint:1:24: field \"model_checkpoint_path\": expected a quoted string, found "
+        "\"5\"");
   CHECK(err("model_checkpoint_path: \"\\q\"") ==
         "dir/checkpoint:1:25: field \"model_checkpoint_path\": invalid escape \\q");
   CHECK(err("model_checkpoint_path: \"\\777\"") ==
@@ -220,8 +227,9 @@ TEST_CASE("get_checkpoint_state: none without a file, errors for bad ones") {
         "Invalid checkpoint state loaded from " + tmp.path.string() + ": " +
             (tmp.path / "checkpoint").string() + " has no model_checkpoint_path");
   touch(tmp.path / "checkpoint", "model_checkpoint_path: \"x\"\nbogus: 1\n");
-  CHECK(error_of<DataLossError>([&] { (void)latest_checkpoint(tmp.path); })
-            .starts_with((tmp.path / "checkpoint").string() + ":2:1: "));
+  CHECK(error_of<DataLossError>([&] {
+          (void)latest_checkpoint(tmp.path);
+        }).starts_with((tmp.path / "checkpoint").string() + ":2:1: "));
   touch(tmp.path / "checkpoint");
   fs::resize_file(tmp.path / "checkpoint", (16u << 20) + 1);  // one byte past the cap
   CHECK(error_of<DataLossError>([&] { (void)get_checkpoint_state(tmp.path); }) ==
@@ -229,8 +237,9 @@ TEST_CASE("get_checkpoint_state: none without a file, errors for bad ones") {
             ": larger than 16777216 bytes, not a checkpoint state file");
   fs::remove(tmp.path / "checkpoint");
   fs::create_directory(tmp.path / "checkpoint");
-  CHECK(error_of<IoError>([&] { (void)get_checkpoint_state(tmp.path); })
-            .find("not a regular file") != std::string::npos);
+  CHECK(error_of<IoError>([&] {
+          (void)get_checkpoint_state(tmp.path);
+        }).find("not a regular file") != std::string::npos);
 }
 
 TEST_CASE("latest_checkpoint names a prefix only when its .index exists") {
@@ -251,8 +260,9 @@ TEST_CASE("a state file that cannot be written leaves the previous one intact") 
   hookfuse_test::TempDir tmp("ckptstate");
   // Missing directory: IoError naming the state file.
   const fs::path missing = tmp.path / "missing";
-  CHECK(error_of<IoError>([&] { update_checkpoint_state(missing, missing / "model.ckpt-1"); })
-            .find((missing / "checkpoint").string()) != std::string::npos);
+  CHECK(error_of<IoError>([&] {
+          update_checkpoint_state(missing, missing / "model.ckpt-1");
+        }).find((missing / "checkpoint").string()) != std::string::npos);
   // The state file's name taken by a directory: rename fails, nothing changes.
   const fs::path dir = tmp.path / "d";
   fs::create_directories(dir / "checkpoint");

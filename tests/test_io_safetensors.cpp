@@ -3,14 +3,12 @@
 // reader against their documented contents, round trips of every dtype, and hostile files,
 // each rejected with an error naming the file, the tensor and the field (and, under
 // HOOKFUSE_SANITIZE, without any out-of-bounds access).
-#include <hookfuse/io/safetensors.hpp>
-
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <hookfuse/io/safetensors.hpp>
 #include <iterator>
 #include <limits>
 #include <random>
@@ -46,7 +44,8 @@ void write_raw(const fs::path& p, std::uint64_t n, const std::string& header,
   out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
 }
 
-void write_raw(const fs::path& p, const std::string& header, const std::vector<unsigned char>& data = {}) {
+void write_raw(const fs::path& p, const std::string& header,
+               const std::vector<unsigned char>& data = {}) {
   write_raw(p, header.size(), header, data);
 }
 
@@ -72,9 +71,12 @@ TEST_CASE("the writer reproduces the reference's golden files byte for byte") {
     st::Metadata metadata;
   };
   const std::vector<Case> cases = {
-      {"attn.0_f32_1x2x3.safetensors", {st::tensor_ref("attn.0", {1, 2, 3}, std::span(kZeroToFive))}, {}},
+      {"attn.0_f32_1x2x3.safetensors",
+       {st::tensor_ref("attn.0", {1, 2, 3}, std::span(kZeroToFive))},
+       {}},
       {"attn0_f32_1x1x2x3_padded.safetensors",
-       {st::tensor_ref("attn0", {1, 1, 2, 3}, std::span(kZeroToFive))}, {}},
+       {st::tensor_ref("attn0", {1, 1, 2, 3}, std::span(kZeroToFive))},
+       {}},
       {"empty.safetensors", {}, {}},
       {"empty_with_metadata.safetensors", {}, {{"framework", "pt"}}},
   };
@@ -149,8 +151,9 @@ TEST_CASE("tensors are ordered by dtype, largest first, then by name, and padded
 
 TEST_CASE("every dtype round-trips bit for bit, scalars and empty tensors included") {
   hookfuse_test::TempDir tmp("safetensors");
-  const std::vector<float> f32 = {1.5f, -0.0f, std::numeric_limits<float>::infinity(),
-                                  std::numeric_limits<float>::denorm_min(), 3.0f, -2.0f};
+  const std::vector<float> f32 = {
+      1.5f, -0.0f, std::numeric_limits<float>::infinity(), std::numeric_limits<float>::denorm_min(),
+      3.0f, -2.0f};
   const std::vector<double> f64 = {3.141592653589793, -1e300};
   const std::vector<std::int32_t> i32 = {std::numeric_limits<std::int32_t>::min(), 0, 7};
   const std::int64_t step = 1234567890123;
@@ -163,7 +166,7 @@ TEST_CASE("every dtype round-trips bit for bit, scalars and empty tensors includ
   const bool flags[] = {true, false, true};
   const std::vector<float> none;
   const unsigned char half_bits[] = {0x00, 0x3c, 0x00, 0xc0};  // F16 1.0, -2.0
-  const unsigned char bf16_bits[] = {0x80, 0x3f};               // BF16 1.0
+  const unsigned char bf16_bits[] = {0x80, 0x3f};              // BF16 1.0
   const unsigned char f8_bits[] = {0x38, 0xb8, 0x7f};
   const std::vector<st::TensorRef> tensors = {
       st::tensor_ref("dense/kernel", {2, 3}, std::span(f32)),
@@ -219,8 +222,7 @@ TEST_CASE("reading checks names, dtypes and element counts") {
   const fs::path file = tmp.path / "s.safetensors";
   st::save_file(file, {st::tensor_ref("global_step", {}, std::span(&step, 1))});
   const auto f = st::SafetensorsFile::open(file);
-  CHECK(error_of<NotFoundError>([&] { (void)f.info("w"); }) ==
-        file.string() + ": no tensor \"w\"");
+  CHECK(error_of<NotFoundError>([&] { (void)f.info("w"); }) == file.string() + ": no tensor \"w\"");
   CHECK(error_of<hookfuse::ValueError>([&] { (void)f.get_tensor<float>("global_step"); }) ==
         file.string() + ": tensor \"global_step\" is I64, read as F32");
   std::vector<std::int64_t> two(2);
@@ -240,7 +242,8 @@ TEST_CASE("the writer rejects inconsistent tensors, naming them") {
   CHECK(err({st::tensor_ref("w", {1ull << 32, 1ull << 32}, std::span(three))}) ==
         "safetensors: tensor \"w\": shape [4294967296, 4294967296] of F32 needs more than 2^64 "
         "bytes, the data has 12");
-  CHECK(err({st::tensor_ref("w", {3}, std::span(three)), st::tensor_ref("w", {3}, std::span(three))}) ==
+  CHECK(err({st::tensor_ref("w", {3}, std::span(three)),
+             st::tensor_ref("w", {3}, std::span(three))}) ==
         "safetensors: tensor \"w\" given twice");
   CHECK(err({st::tensor_ref("__metadata__", {3}, std::span(three))}) ==
         "safetensors: a tensor cannot be named \"__metadata__\"");
@@ -261,12 +264,14 @@ TEST_CASE("hostile files are DataLossErrors naming the file, tensor and field") 
                         "length (HeaderTooSmall)");
   }
   write_raw(p, 100, "{}");
-  CHECK(err() == at + "header length 100 runs past the end of the file (10 bytes) (InvalidHeaderLength)");
+  CHECK(err() ==
+        at + "header length 100 runs past the end of the file (10 bytes) (InvalidHeaderLength)");
   write_raw(p, std::numeric_limits<std::uint64_t>::max(), "{}");
   CHECK(err() == at + "header length 18446744073709551615 exceeds the limit of 100000000 bytes "
                       "(HeaderTooLarge)");
   write_raw(p, 100'000'001, "{}");
-  CHECK(err() == at + "header length 100000001 exceeds the limit of 100000000 bytes (HeaderTooLarge)");
+  CHECK(err() ==
+        at + "header length 100000001 exceeds the limit of 100000000 bytes (HeaderTooLarge)");
   write_raw(p, "{\"a\":");
   CHECK(err().starts_with(at + "header: invalid JSON: [json.exception.parse_error.101]"));
   write_raw(p, 8, std::string("{}\0\0\0\0\0\0", 8));  // padding other than whitespace
@@ -278,15 +283,17 @@ TEST_CASE("hostile files are DataLossErrors naming the file, tensor and field") 
   write_raw(p, "[1,2]   ");
   CHECK(err() == at + "header: the header is an array, expected a JSON object");
   write_raw(p, "{\"w\":[]}");
-  CHECK(err() == at + "header: tensor \"w\" is an array, expected an object {dtype, shape, data_offsets}");
+  CHECK(err() ==
+        at + "header: tensor \"w\" is an array, expected an object {dtype, shape, data_offsets}");
   write_raw(p, "{\"__metadata__\":{\"k\":1}}");
   CHECK(err() == at + "header: \"__metadata__\": value of \"k\" is a number, expected a string");
   write_raw(p, "{\"w\":{\"dtype\":\"F32\",\"shape\":[2]}}");
   CHECK(err() == at + "header: tensor \"w\": field \"data_offsets\" is missing");
   write_raw(p, "{\"w\":{\"dtype\":\"F32\",\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[0,4]}}");
   CHECK(err() == at + "header: tensor \"w\": field \"dtype\" appears twice");
-  write_raw(p, "{\"w\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[0,1]},"
-               "\"w\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[1,2]}}");
+  write_raw(p,
+            "{\"w\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[0,1]},"
+            "\"w\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[1,2]}}");
   CHECK(err() == at + "header: tensor \"w\" appears twice");
   write_raw(p, "{\"w\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}");
   CHECK(err() == at + "header: tensor \"w\": field \"shape\" holds a negative number, expected "
@@ -295,20 +302,27 @@ TEST_CASE("hostile files are DataLossErrors naming the file, tensor and field") 
   CHECK(err() == at + "header: tensor \"w\": field \"shape\" holds the number 2.0 (not a "
                       "non-negative integer within 64 bits), expected non-negative integers");
   write_raw(p, "{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4,8]}}");
-  CHECK(err() == at + "header: tensor \"w\": field \"data_offsets\" has more than 2 values, expected [begin, end]");
+  CHECK(err() == at + "header: tensor \"w\": field \"data_offsets\" has more than 2 values, "
+                      "expected [begin, end]");
   write_raw(p, "{\"w\":{\"dtype\":\"F4\",\"shape\":[2],\"data_offsets\":[0,1]}}", {0});
-  CHECK(err().starts_with(at + "tensor \"w\": field \"dtype\": unsupported or unknown dtype \"F4\""));
+  CHECK(
+      err().starts_with(at + "tensor \"w\": field \"dtype\": unsupported or unknown dtype \"F4\""));
   // Offsets and sizes.
   write_raw(p, "{\"w\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", eight);
   CHECK(err() == at + "tensor \"w\": field \"data_offsets\": [0, 8] spans 8 bytes, shape [3] of "
                       "F32 needs 12 (TensorInvalidInfo)");
   write_raw(p, "{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,0]}}", eight);
   CHECK(err() == at + "tensor \"w\": field \"data_offsets\": begin 8 > end 0 (InvalidOffset)");
-  write_raw(p, "{\"w\":{\"dtype\":\"F64\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,8]}}", eight);
-  CHECK(err() == at + "tensor \"w\": field \"shape\": [4294967296, 4294967296] overflows 64 bits in "
-                      "bytes (ValidationOverflow)");
-  write_raw(p, "{\"w\":{\"dtype\":\"U8\",\"shape\":[18446744073709551615],"
-               "\"data_offsets\":[0,18446744073709551615]}}", eight);
+  write_raw(p,
+            "{\"w\":{\"dtype\":\"F64\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,8]}}",
+            eight);
+  CHECK(err() == at +
+                     "tensor \"w\": field \"shape\": [4294967296, 4294967296] overflows 64 bits in "
+                     "bytes (ValidationOverflow)");
+  write_raw(p,
+            "{\"w\":{\"dtype\":\"U8\",\"shape\":[18446744073709551615],"
+            "\"data_offsets\":[0,18446744073709551615]}}",
+            eight);
   CHECK(err() == at + "the tensors cover 18446744073709551615 bytes of data, the file has 8 after "
                       "the header (MetadataIncompleteBuffer)");
   write_raw(p, "{\"w\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", eight);
@@ -317,16 +331,22 @@ TEST_CASE("hostile files are DataLossErrors naming the file, tensor and field") 
   write_raw(p, "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", eight);
   CHECK(err() == at + "tensor \"w\": field \"data_offsets\": begins at 4, expected 0 (the first "
                       "tensor must start at 0) (InvalidOffset)");
-  write_raw(p, "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
-               "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", std::vector<unsigned char>(12));
+  write_raw(p,
+            "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+            "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}",
+            std::vector<unsigned char>(12));
   CHECK(err() == at + "tensor \"b\": field \"data_offsets\": begins at 4, expected 8 (it overlaps "
                       "tensor \"a\") (InvalidOffset)");
-  write_raw(p, "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
-               "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}", std::vector<unsigned char>(12));
+  write_raw(p,
+            "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+            "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}",
+            std::vector<unsigned char>(12));
   CHECK(err() == at + "tensor \"b\": field \"data_offsets\": begins at 8, expected 4 (a gap after "
                       "tensor \"a\") (InvalidOffset)");
-  write_raw(p, "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
-               "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", std::vector<unsigned char>(4));
+  write_raw(p,
+            "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+            "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+            std::vector<unsigned char>(4));
   CHECK(err().find("it overlaps tensor") != std::string::npos);
   // A directory is not a file.
   CHECK(error_of<DataLossError>([&] { (void)st::SafetensorsFile::open(tmp.path); }) ==
@@ -336,9 +356,10 @@ TEST_CASE("hostile files are DataLossErrors naming the file, tensor and field") 
 TEST_CASE("readers accept what the reference accepts: unknown fields, any order, null metadata") {
   hookfuse_test::TempDir tmp("safetensors");
   const fs::path p = tmp.path / "ok.safetensors";
-  write_raw(p, "{ \"b\" : {\"data_offsets\":[4,6],\"extra\":{\"x\":[1,[2]]},\"shape\":[1],"
-               "\"dtype\":\"I16\",\"also\":null},\n \"__metadata__\": null,"
-               "\"a\":{\"shape\":[],\"dtype\":\"I32\",\"data_offsets\":[0,4]}}",
+  write_raw(p,
+            "{ \"b\" : {\"data_offsets\":[4,6],\"extra\":{\"x\":[1,[2]]},\"shape\":[1],"
+            "\"dtype\":\"I16\",\"also\":null},\n \"__metadata__\": null,"
+            "\"a\":{\"shape\":[],\"dtype\":\"I32\",\"data_offsets\":[0,4]}}",
             {1, 0, 0, 0, 0xff, 0x7f});
   const auto f = st::SafetensorsFile::open(p);
   CHECK(f.metadata().empty());
@@ -361,8 +382,9 @@ TEST_CASE("a BOOL byte other than 0 or 1 and a file truncated after open are dat
   st::save_file(q, {st::tensor_ref("v", {4}, std::span(v))});
   const auto g = st::SafetensorsFile::open(q);
   fs::resize_file(q, fs::file_size(q) - 4);
-  CHECK(error_of<DataLossError>([&] { (void)g.get_tensor<float>("v"); })
-            .find("tensor \"v\": truncated") != std::string::npos);
+  CHECK(error_of<DataLossError>([&] {
+          (void)g.get_tensor<float>("v");
+        }).find("tensor \"v\": truncated") != std::string::npos);
 }
 
 TEST_CASE("save_file into a missing directory is an IoError naming the path") {
@@ -397,11 +419,13 @@ TEST_CASE("mutated files open and read cleanly or fail with DataLossError, never
       bytes.resize(rng() % bytes.size());
     } else {  // change the header length
       const std::uint64_t n = rng() % 2 ? rng() % 300 : (std::uint64_t{rng()} << 32 | rng());
-      for (int i = 0; i < 8; ++i) bytes[static_cast<std::size_t>(i)] = static_cast<std::byte>((n >> (8 * i)) & 0xff);
+      for (int i = 0; i < 8; ++i)
+        bytes[static_cast<std::size_t>(i)] = static_cast<std::byte>((n >> (8 * i)) & 0xff);
     }
     {
       std::ofstream out(p, std::ios::binary | std::ios::trunc);
-      out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+      out.write(reinterpret_cast<const char*>(bytes.data()),
+                static_cast<std::streamsize>(bytes.size()));
     }
     try {
       const auto f = st::SafetensorsFile::open(p);

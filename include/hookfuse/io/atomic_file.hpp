@@ -68,9 +68,11 @@ inline std::filesystem::path parent_or_dot(const std::filesystem::path& path) {
 /// fsync of a directory: makes a completed rename durable. File systems that cannot sync a
 /// directory (EINVAL, ENOTSUP) are accepted as they are: the rename is then as durable as
 /// that file system makes it.
-inline void sync_directory(const std::filesystem::path& dir, const std::filesystem::path& for_file) {
+inline void sync_directory(const std::filesystem::path& dir,
+                           const std::filesystem::path& for_file) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) fail_os("renamed into place, but cannot open its directory to sync it, for", for_file, errno);
+  if (fd < 0)
+    fail_os("renamed into place, but cannot open its directory to sync it, for", for_file, errno);
   int result = ::fsync(fd);
   const int err = errno;
   ::close(fd);

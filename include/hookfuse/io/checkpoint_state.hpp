@@ -42,7 +42,7 @@ struct CheckpointState {
   std::string model_checkpoint_path;
   std::vector<std::string> all_model_checkpoint_paths;
   std::vector<double> all_model_checkpoint_timestamps;  // seconds since the epoch
-  double last_preserved_timestamp = 0.0;                 // seconds since the epoch
+  double last_preserved_timestamp = 0.0;                // seconds since the epoch
 
   bool operator==(const CheckpointState&) const = default;
 };
@@ -104,10 +104,14 @@ inline constexpr std::uintmax_t kMaxCheckpointStateBytes = 16u << 20;
     if (!in.consume(':'))
       in.error_at(in.position(), "field \"" + std::string(name) + "\": expected ':'");
     auto one_value = [&] {
-      if (name == "model_checkpoint_path") state.model_checkpoint_path = in.string_value(name);
-      else if (is_path) state.all_model_checkpoint_paths.push_back(in.string_value(name));
-      else if (is_time) state.all_model_checkpoint_timestamps.push_back(in.double_value(name));
-      else state.last_preserved_timestamp = in.double_value(name);
+      if (name == "model_checkpoint_path")
+        state.model_checkpoint_path = in.string_value(name);
+      else if (is_path)
+        state.all_model_checkpoint_paths.push_back(in.string_value(name));
+      else if (is_time)
+        state.all_model_checkpoint_timestamps.push_back(in.double_value(name));
+      else
+        state.last_preserved_timestamp = in.double_value(name);
     };
     if (in.peek_is('[')) {
       if (!repeated)
@@ -115,7 +119,8 @@ inline constexpr std::uintmax_t kMaxCheckpointStateBytes = 16u << 20;
                                        "\" is not repeated; a list [...] is not allowed");
       in.consume('[');
       if (!in.consume(']')) {
-        do one_value(); while (in.consume(','));
+        do one_value();
+        while (in.consume(','));
         if (!in.consume(']'))
           in.error_at(in.position(), "field \"" + std::string(name) + "\": expected ',' or ']'");
       }
@@ -132,7 +137,8 @@ namespace detail {
 /// `p` as the state file stores it: relative to `dir` when it lies inside it (lexically),
 /// otherwise absolute. Both are file-system paths (absolute, or relative to the working
 /// directory).
-inline std::string state_file_path(const std::filesystem::path& p, const std::filesystem::path& dir) {
+inline std::string state_file_path(const std::filesystem::path& p,
+                                   const std::filesystem::path& dir) {
   const std::filesystem::path abs_p = std::filesystem::absolute(p).lexically_normal();
   const std::filesystem::path abs_dir = std::filesystem::absolute(dir).lexically_normal();
   const std::filesystem::path rel = abs_p.lexically_relative(abs_dir);
@@ -147,8 +153,9 @@ inline std::optional<std::string> read_state_file(const std::filesystem::path& f
   if (status.type() == std::filesystem::file_type::not_found) return std::nullopt;
   if (ec) detail::fail_os("cannot stat", file, ec.value());
   if (!std::filesystem::is_regular_file(status))
-    ::hookfuse::detail::fail<IoError>(file.string() + ": not a regular file, expected a text "
-                                                      "CheckpointState");
+    ::hookfuse::detail::fail<IoError>(file.string() +
+                                      ": not a regular file, expected a text "
+                                      "CheckpointState");
   std::ifstream in(file, std::ios::binary);
   if (!in) ::hookfuse::detail::fail<IoError>("cannot open " + file.string() + " for reading");
   std::string text;
@@ -157,9 +164,9 @@ inline std::optional<std::string> read_state_file(const std::filesystem::path& f
     in.read(chunk, sizeof chunk);
     text.append(chunk, static_cast<std::size_t>(in.gcount()));
     if (text.size() > kMaxCheckpointStateBytes)
-      ::hookfuse::detail::fail<DataLossError>(
-          file.string() + ": larger than " + std::to_string(kMaxCheckpointStateBytes) +
-          " bytes, not a checkpoint state file");
+      ::hookfuse::detail::fail<DataLossError>(file.string() + ": larger than " +
+                                              std::to_string(kMaxCheckpointStateBytes) +
+                                              " bytes, not a checkpoint state file");
   }
   if (in.bad()) ::hookfuse::detail::fail<IoError>("cannot read " + file.string());
   return text;
@@ -204,12 +211,12 @@ inline std::optional<std::string> read_state_file(const std::filesystem::path& f
 /// does not match, hookfuse::RuntimeError when model_checkpoint_path is the state file itself,
 /// IoError (naming the file and the system's reason) when it cannot be written; the previous
 /// state file is then untouched.
-inline void update_checkpoint_state(const std::filesystem::path& save_dir,
-                                    const std::filesystem::path& model_checkpoint_path,
-                                    std::span<const std::filesystem::path> all_model_checkpoint_paths = {},
-                                    std::span<const double> all_model_checkpoint_timestamps = {},
-                                    double last_preserved_timestamp = 0.0,
-                                    std::string_view latest_filename = kCheckpointStateFilename) {
+inline void update_checkpoint_state(
+    const std::filesystem::path& save_dir, const std::filesystem::path& model_checkpoint_path,
+    std::span<const std::filesystem::path> all_model_checkpoint_paths = {},
+    std::span<const double> all_model_checkpoint_timestamps = {},
+    double last_preserved_timestamp = 0.0,
+    std::string_view latest_filename = kCheckpointStateFilename) {
   if (model_checkpoint_path.empty())
     ::hookfuse::detail::fail<ValueError>("update_checkpoint_state: model_checkpoint_path is empty");
   const std::filesystem::path file = save_dir / latest_filename;
@@ -245,7 +252,8 @@ inline void update_checkpoint_state(const std::filesystem::path& save_dir,
 [[nodiscard]] inline std::optional<std::filesystem::path> latest_checkpoint(
     const std::filesystem::path& checkpoint_dir,
     std::string_view latest_filename = kCheckpointStateFilename) {
-  const std::optional<CheckpointState> state = get_checkpoint_state(checkpoint_dir, latest_filename);
+  const std::optional<CheckpointState> state =
+      get_checkpoint_state(checkpoint_dir, latest_filename);
   if (!state) return std::nullopt;
   std::filesystem::path prefix = state->model_checkpoint_path;
   std::filesystem::path index = prefix;

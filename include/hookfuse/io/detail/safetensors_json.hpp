@@ -10,11 +10,10 @@
 // integers. The caller checks the values (dtype names, sizes, offsets).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <string_view>
@@ -46,7 +45,8 @@ class HeaderSax {
 
   bool null() {
     if (skip_depth_ > 0 || skipping_scalar()) return true;
-    if (where_ == Where::top_value && current_is_metadata_) return done_value();  // "__metadata__": null
+    if (where_ == Where::top_value && current_is_metadata_)
+      return done_value();  // "__metadata__": null
     return bad_value("null");
   }
   bool boolean(bool) { return skip_depth_ > 0 || skipping_scalar() || bad_value("a boolean"); }
@@ -89,12 +89,15 @@ class HeaderSax {
   bool start_object(std::size_t) {
     if (skip_depth_ > 0 || skip_next_) return enter_skip();
     switch (where_) {
-      case Where::start: where_ = Where::top; return true;
+      case Where::start:
+        where_ = Where::top;
+        return true;
       case Where::top_value:
         where_ = current_is_metadata_ ? Where::metadata : Where::tensor;
         seen_fields_ = 0;
         return true;
-      default: return bad_value("an object");
+      default:
+        return bad_value("an object");
     }
   }
   bool key(std::string& k) {
@@ -109,7 +112,8 @@ class HeaderSax {
       return true;
     }
     if (where_ == Where::metadata) {
-      if (out_.metadata.count(k) != 0) return fail("\"__metadata__\": key \"" + k + "\" appears twice");
+      if (out_.metadata.count(k) != 0)
+        return fail("\"__metadata__\": key \"" + k + "\" appears twice");
       metadata_key_ = k;
       return true;
     }
@@ -195,7 +199,8 @@ class HeaderSax {
   }
   bool bad_value(const std::string& found) {
     switch (where_) {
-      case Where::start: return fail("the header is " + found + ", expected a JSON object");
+      case Where::start:
+        return fail("the header is " + found + ", expected a JSON object");
       case Where::top_value:
         return current_is_metadata_
                    ? fail("\"__metadata__\" is " + found + ", expected an object of strings")
@@ -208,8 +213,10 @@ class HeaderSax {
         return fail_field(std::string("is ") + found + ", expected " +
                           (field_ == "dtype" ? "a string" : "an array of integers"));
       case Where::shape:
-      case Where::offsets: return fail_field("holds " + found + ", expected non-negative integers");
-      default: return fail("unexpected " + found);
+      case Where::offsets:
+        return fail_field("holds " + found + ", expected non-negative integers");
+      default:
+        return fail("unexpected " + found);
     }
   }
 
@@ -246,11 +253,21 @@ inline bool is_utf8(std::string_view s) {
     const auto c = static_cast<unsigned char>(s[i]);
     std::size_t n = 0;
     std::uint32_t cp = 0;
-    if (c < 0x80) { ++i; continue; }
-    if ((c & 0xE0) == 0xC0) { n = 1; cp = c & 0x1Fu; }
-    else if ((c & 0xF0) == 0xE0) { n = 2; cp = c & 0x0Fu; }
-    else if ((c & 0xF8) == 0xF0) { n = 3; cp = c & 0x07u; }
-    else return false;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    if ((c & 0xE0) == 0xC0) {
+      n = 1;
+      cp = c & 0x1Fu;
+    } else if ((c & 0xF0) == 0xE0) {
+      n = 2;
+      cp = c & 0x0Fu;
+    } else if ((c & 0xF8) == 0xF0) {
+      n = 3;
+      cp = c & 0x07u;
+    } else
+      return false;
     if (n > s.size() - 1 - i) return false;  // truncated sequence
     for (std::size_t k = 1; k <= n; ++k) {
       const auto cc = static_cast<unsigned char>(s[i + k]);
@@ -271,13 +288,27 @@ inline void append_json_string(std::string& out, std::string_view s) {
   for (const char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\t': out += "\\t"; break;
-      case '\n': out += "\\n"; break;
-      case '\f': out += "\\f"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (c < 0x20) {
           constexpr char hex[] = "0123456789abcdef";

@@ -30,12 +30,24 @@ inline void append_c_escaped(std::string& out, std::string_view bytes) {
   for (const char ch : bytes) {
     const auto c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '"': out += "\\\""; break;
-      case '\'': out += "\\'"; break;
-      case '\\': out += "\\\\"; break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\'':
+        out += "\\'";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
       default:
         if (c < 0x20 || c >= 0x7f) {
           out += '\\';
@@ -53,14 +65,23 @@ inline void append_c_escaped(std::string& out, std::string_view bytes) {
 /// when 1e-4 <= |v| < 1e16, with ".0" for whole numbers; otherwise `d.ddde+XX`): 1700000000.5,
 /// 1700000200.0, 1e+16, 1.5e-05, inf, -inf, nan.
 inline void append_python_repr(std::string& out, double v) {
-  if (std::isnan(v)) { out += "nan"; return; }
-  if (std::isinf(v)) { out += v < 0 ? "-inf" : "inf"; return; }
+  if (std::isnan(v)) {
+    out += "nan";
+    return;
+  }
+  if (std::isinf(v)) {
+    out += v < 0 ? "-inf" : "inf";
+    return;
+  }
   char buf[64];
   // Shortest round-trip digits in scientific form: [-]d[.ddd]e(+|-)XX.
   const auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
   const std::string_view sci(buf, static_cast<std::size_t>(res.ptr - buf));
   std::size_t i = 0;
-  if (sci[0] == '-') { out += '-'; i = 1; }
+  if (sci[0] == '-') {
+    out += '-';
+    i = 1;
+  }
   const std::size_t e_pos = sci.find('e');
   std::string digits;
   for (std::size_t k = i; k < e_pos; ++k)
@@ -101,7 +122,8 @@ inline void append_python_repr(std::string& out, double v) {
 /// A bounds-checked cursor over text-format input. `file` names the input in errors.
 class TextFormatScanner {
  public:
-  TextFormatScanner(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {}
+  TextFormatScanner(std::string_view text, std::string file)
+      : text_(text), file_(std::move(file)) {}
 
   /// Skips whitespace and `#` comments (to the end of the line).
   void skip_space() {
@@ -226,8 +248,7 @@ class TextFormatScanner {
         if (static_cast<char>(t[k] | 0x20) != word[k]) return false;
       return true;
     };
-    return eq("inf") || eq("inff") || eq("infinity") || eq("infinityf") || eq("nan") ||
-           eq("nanf");
+    return eq("inf") || eq("inff") || eq("infinity") || eq("infinityf") || eq("nan") || eq("nanf");
   }
 
   /// A short, printable description of the input at `at` for messages.
@@ -264,33 +285,54 @@ class TextFormatScanner {
       const std::size_t escape_at = pos_ - 1;
       const char e = text_[pos_++];
       switch (e) {
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'a': out += '\a'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'v': out += '\v'; break;
-        case '\\': case '\'': case '"': case '?': out += e; break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'a':
+          out += '\a';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'v':
+          out += '\v';
+          break;
+        case '\\':
+        case '\'':
+        case '"':
+        case '?':
+          out += e;
+          break;
         case 'x': {
           int value = 0, n = 0;
           for (; n < 2 && pos_ < text_.size() && hex_value(text_[pos_]) >= 0; ++n)
             value = value * 16 + hex_value(text_[pos_++]);
-          if (n == 0) error_at(escape_at, "field \"" + std::string(field) + "\": \\x without hex digits");
+          if (n == 0)
+            error_at(escape_at, "field \"" + std::string(field) + "\": \\x without hex digits");
           out += static_cast<char>(value);
           break;
         }
         default:
           if (e >= '0' && e <= '7') {
             int value = e - '0';
-            for (int n = 1; n < 3 && pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '7'; ++n)
+            for (int n = 1;
+                 n < 3 && pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '7'; ++n)
               value = value * 8 + (text_[pos_++] - '0');
             if (value > 0xff)
               error_at(escape_at, "field \"" + std::string(field) + "\": octal escape above \\377");
             out += static_cast<char>(value);
           } else {
-            error_at(escape_at, "field \"" + std::string(field) + "\": invalid escape \\" +
-                                    std::string(1, e));
+            error_at(escape_at,
+                     "field \"" + std::string(field) + "\": invalid escape \\" + std::string(1, e));
           }
       }
     }
