@@ -142,7 +142,9 @@ class AtomicFileWriter {
   void write(std::string_view text) { write(std::as_bytes(std::span(text.data(), text.size()))); }
 
   /// Syncs and closes the temporary, renames it onto the final name and syncs the directory.
-  /// Throws IoError; before the rename the final name is untouched and the temporary removed.
+  /// Throws IoError; a failure up to the rename leaves the final name untouched and removes
+  /// the temporary. Only when the last step, the directory fsync, fails is the new file already
+  /// in place; the message then says "renamed into place, but ...".
   void commit() {
     if (fd_ < 0) fail_closed("commit");
     if (::fsync(fd_) != 0) fail_and_abandon("cannot fsync", errno);
