@@ -382,3 +382,212 @@ TEST_CASE("Session options: both cadences is an error, a non-positive one instal
   CHECK(dir.saves.empty());
   CHECK(dir.restore_calls == 1);
 }
+
+// =============================================================================================
+// Hook order, chief and non-chief
+// =============================================================================================
+
+TEST_CASE("Session options: hooks run chief-only first, then the checkpoint saver, then the "
+          "user's; the final save comes before a user hook's end()",
+          "[checkpoint][session][order]") {
+  // monitored_session.py, MonitoredTrainingSession for a chief: all_hooks = chief_only_hooks,
+  // then the CheckpointSaverHook it appends, then `hooks`; MonitoredSession calls every event in
+  // that list order. The restore (ChiefSessionCreator, in create_session) comes after every
+  // begin() and before every after_create_session.
+  FakeDir dir;
+  {
+    Model m;
+    MonitoredTrainingSession first(
+        m.train_op(), ConstInput{},
+        SessionOptions<FakeSaver, SteadyClock, NullLogger>{
+            .checkpoint_dir = "D", .save_checkpoint_steps = 50, .saver = FakeSaver{&dir}},
+        hooks(StopAtStepHook({.last_step = 3})));
+    run_until_stop(first);
+  }
+  dir.events.clear();
+  Model m;
+  {
+    MonitoredTrainingSession session(
+        m.train_op(), ConstInput{},
+        SessionOptions<FakeSaver, SteadyClock, NullLogger>{
+            .checkpoint_dir = "D", .save_checkpoint_steps = 50, .saver = FakeSaver{&dir}},
+        hooks(RecordingHook{&dir.events, "user"}, StopAtStepHook({.num_steps = 2})),
+        chief_only_hooks(RecordingHook{&dir.events, "chief"}));
+    run_until_stop(session);
+  }
+  CHECK(dir.events == std::vector<std::string>{"chief begin",
+                                               "user begin",
+                                               "restore D/model.ckpt-3",
+                                               "chief after_create_session 3",
+                                               "save 3",
+                                               "user after_create_session 3",
+                                               "chief end 5",
+                                               "save 5",
+                                               "user end 5"});
+}
+
+TEST_CASE("Session options: a chief-only StopAtStepHook(num_steps) counts from the restored step",
+          "[checkpoint][session][order]") {
+  FakeDir dir;
+  {
+    Model m;
+    MonitoredTrainingSession first(
+        m.train_op(), ConstInput{},
+        SessionOptions<FakeSaver, SteadyClock, NullLogger>{
+            .checkpoint_dir = "D", .save_checkpoint_steps = 50, .saver = FakeSaver{&dir}},
+        hooks(StopAtStepHook({.last_step = 40})));
+    run_until_stop(first);
+  }
+  Model m;
+  MonitoredTrainingSession session(
+      m.train_op(), ConstInput{},
+      SessionOptions<FakeSaver, SteadyClock, NullLogger>{
+          .checkpoint_dir = "D", .save_checkpoint_steps = 50, .saver = FakeSaver{&dir}},
+      hooks(), chief_only_hooks(StopAtStepHook({.num_steps = 5})));
+  CHECK(session.global_step() == 40);
+  CHECK(run_until_stop(session) == 5);
+  CHECK(session.global_step() == 45);
+}
+
+TEST_CASE("Session options: a non-chief neither restores nor saves, and skips chief-only hooks",
+          "[checkpoint][session][chief]") {
+  // monitored_session.py: `if not is_chief:` a WorkerSessionCreator (it waits for the chief and
+  // restores nothing) and MonitoredSession(hooks=hooks): no chief-only hooks, no
+  // CheckpointSaverHook.
+  FakeDir dir;
+  {
+    Model m;
+    MonitoredTrainingSession first(
+        m.train_op(), ConstInput{},
+        SessionOptions<FakeSaver, SteadyClock, NullLogger>{
+            .checkpoint_dir = "D", .save_checkpoint_steps = 50, .saver = FakeSaver{&dir}},
+        hooks(StopAtStepHook({.last_step = 10})));
+    run_until_stop(first);
+  }
+  dir.saves.clear();
+  dir.events.clear();
+  dir.restore_calls = 0;
+  Model m;
+  {
+    MonitoredTrainingSession session(
+        m.train_op(), ConstInput{},
+        SessionOptions<FakeSaver, SteadyClock, NullLogger>{.is_chief = false,
+                                                           .checkpoint_dir = "D",
+                                                           .save_checkpoint_steps = 1,
+                                                           .saver = FakeSaver{&dir}},
+        hooks(RecordingHook{&dir.events, "user"}, StopAtStepHook({.num_steps = 4})),
+        chief_only_hooks(RecordingHook{&dir.events, "chief"}));
+    CHECK(session.global_step() == 0);  // not restored
+    CHECK(!session.hook<0>().has_value());  // the chief-only hook's slot
+    CHECK(!session.hook<1>().has_value());  // the saver hook's slot
+    run_until_stop(session);
+  }
+  CHECK(dir.restore_calls == 0);
+  CHECK(dir.saves.empty());
+  CHECK(dir.events == std::vector<std::string>{"user begin", "user after_create_session 0",
+                                               "user end 4"});
+}
+
+TEST_CASE("Session options: without checkpoint_dir nothing is restored or written",
+          "[checkpoint][session]") {
+  FakeDir dir;
+  dir.latest = "D/model.ckpt-99";  // would fail if read: no such checkpoint in the fake
+  Model m;
+  {
+    MonitoredTrainingSession session(
+        m.train_op(), ConstInput{},
+        SessionOptions<FakeSaver, SteadyClock, NullLogger>{.save_checkpoint_steps = 1,
+                                                           .saver = FakeSaver{&dir}},
+        hooks(StopAtStepHook({.num_steps = 3})));
+    CHECK(!session.hook<0>().has_value());
+    run_until_stop(session);
+  }
+  CHECK(dir.restore_calls == 0);
+  CHECK(dir.saves.empty());
+}
+
+TEST_CASE("Session options: the placeholder DefaultSaver fails only when a directory is given",
+          "[checkpoint][session]") {
+  Model m;
+  {
+    // No directory: the default options work as before.
+    MonitoredTrainingSession session(m.train_op(), ConstInput{}, SessionOptions{},
+                                     hooks(StopAtStepHook({.num_steps = 2})));
+    CHECK(run_until_stop(session) == 2);
+  }
+  {
+    // A non-chief never calls its saver.
+    MonitoredTrainingSession session(m.train_op(), ConstInput{},
+                                     SessionOptions{.is_chief = false, .checkpoint_dir = "D"},
+                                     hooks(StopAtStepHook({.num_steps = 2})));
+    CHECK(run_until_stop(session) == 2);
+  }
+  const std::string msg = error_of<RuntimeError>([&] {
+    MonitoredTrainingSession session(m.train_op(), ConstInput{},
+                                     SessionOptions<DefaultSaver, SteadyClock, NullLogger>{
+                                         .checkpoint_dir = "D"},
+                                     hooks());
+  });
+  CHECK(msg.find("hookfuse: checkpoints in 'D' need a saver") == 0);
+}
+
+namespace {
+/// A saver the session makes itself from SaverOptions; records the max_to_keep it was given.
+struct ConfigurableSaver {
+  int* max_to_keep_seen;
+  explicit ConfigurableSaver(int* seen) : max_to_keep_seen(seen) {}
+  explicit ConfigurableSaver(const SaverOptions& o) : max_to_keep_seen(&last_max_to_keep()) {
+    last_max_to_keep() = o.max_to_keep;
+  }
+  static int& last_max_to_keep() {
+    static int v = -1;
+    return v;
+  }
+  std::string save(VariableList, std::string_view p, std::int64_t s) {
+    return std::string(p) + "-" + std::to_string(s);
+  }
+  std::optional<std::string> restore_latest(VariableList, std::string_view) {
+    return std::nullopt;
+  }
+};
+}  // namespace
+
+TEST_CASE("Session options: max_to_keep goes to the saver the session makes",
+          "[checkpoint][session]") {
+  Model m;
+  using O = SessionOptions<ConfigurableSaver, SteadyClock, NullLogger>;
+  {
+    MonitoredTrainingSession session(m.train_op(), ConstInput{},
+                                     O{.checkpoint_dir = "D", .max_to_keep = 2}, hooks());
+    CHECK(ConfigurableSaver::last_max_to_keep() == 2);
+  }
+  {
+    MonitoredTrainingSession session(m.train_op(), ConstInput{}, O{.checkpoint_dir = "D"},
+                                     hooks());
+    CHECK(ConfigurableSaver::last_max_to_keep() == 5);  // TensorFlow's Saver default
+  }
+  int seen = 0;
+  const std::string msg = error_of<ValueError>([&] {
+    MonitoredTrainingSession session(
+        m.train_op(), ConstInput{},
+        O{.checkpoint_dir = "D", .max_to_keep = 3, .saver = ConfigurableSaver(&seen)}, hooks());
+  });
+  CHECK(msg.find("max_to_keep is for the saver the session makes") != std::string::npos);
+}
+
+TEST_CASE("Session options: the existing constructors and extras still work alongside",
+          "[checkpoint][session]") {
+  FakeDir dir;
+  Model m;
+  MonitoredTrainingSession session(
+      m.train_op(), ConstInput{},
+      SessionOptions<FakeSaver, SteadyClock, NullLogger>{
+          .checkpoint_dir = "D", .save_checkpoint_steps = 2, .saver = FakeSaver{&dir}},
+      hooks(StopAtStepHook({.num_steps = 4})), chief_only_hooks(), m.accuracy());
+  auto r = session.run<"accuracy">();
+  REQUIRE(r);
+  CHECK(r->get<"accuracy">().item() == 1.0);  // mean(x), x = 1
+  run_until_stop(session);
+  session.close();
+  CHECK(saved_steps(dir) == Steps{0, 2, 4});
+}

@@ -118,8 +118,11 @@ Saver take_saver(SessionOptions<Saver, C, L>& o) {
 template <class O>
 std::optional<std::pair<std::optional<double>, std::optional<std::int64_t>>> checkpoint_cadence(
     const O& o) {
-  std::optional<double> secs = o.save_checkpoint_secs;
-  std::optional<std::int64_t> steps = o.save_checkpoint_steps;
+  // Element by element: copying the optionals whole trips GCC 12's -Wmaybe-uninitialized.
+  std::optional<double> secs;
+  std::optional<std::int64_t> steps;
+  if (o.save_checkpoint_secs.has_value()) secs = o.save_checkpoint_secs.value();
+  if (o.save_checkpoint_steps.has_value()) steps = o.save_checkpoint_steps.value();
   if (!secs && !steps) secs = 600.0;  // both USE_DEFAULT
   if (!o.is_chief || o.checkpoint_dir.empty()) return std::nullopt;
   if (!((secs && *secs > 0) || (steps && *steps > 0))) return std::nullopt;
