@@ -18,7 +18,6 @@
 #include <boost/hana/unpack.hpp>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
