@@ -19,6 +19,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -169,6 +170,23 @@ TEST_CASE("CheckpointSaverHook: save_steps = 50 from global step 0 to 120 in a p
   CHECK(lines[0].text == "Create CheckpointSaverHook.");
   CHECK(lines[2].text == "Saving checkpoints for 50 into D/model.ckpt.");
   CHECK(lines[2].severity == Severity::info);
+}
+
+TEST_CASE("CheckpointSaverHook: a saver passed as std::ref stays with the caller",
+          "[checkpoint][hook]") {
+  SaveLog log;
+  FakeSaver saver{&log};
+  Model m;
+  {
+    CheckpointSaverHook hook("D", {.save_steps = 2}, std::ref(saver), listeners(), SteadyClock{},
+                             NullLogger{});
+    STATIC_REQUIRE(std::is_same_v<decltype(hook)::saver_type, FakeSaver>);
+    CHECK(&hook.saver() == &saver);
+    MonitoredTrainingSession session(m.train_op(), ConstInput{},
+                                     hooks(std::move(hook), StopAtStepHook({.num_steps = 3})));
+    run_until_stop(session);
+  }
+  CHECK(steps_of(log) == Steps{0, 2, 3});
 }
 
 TEST_CASE("CheckpointSaverHook: a session closed before any step saves once, at creation",

@@ -269,12 +269,21 @@ TEST_CASE("Session options: a second session restores step 120, StopAtStepHook(n
   dir.saves.clear();
 
   Model m2;  // starts from W = b = 0, global_step 0
+  std::vector<Line> lines;
   MonitoredTrainingSession session(
       m2.train_op(0.0), ConstInput{},  // learning rate 0: the restored weights stay as they are
-      SessionOptions<FakeSaver>{.checkpoint_dir = "D", .save_checkpoint_steps = 50,
-                                .saver = FakeSaver{&dir}},
+      SessionOptions<FakeSaver, SteadyClock, CapturingLogger>{.checkpoint_dir = "D",
+                                                              .save_checkpoint_steps = 50,
+                                                              .saver = FakeSaver{&dir},
+                                                              .logger = {&lines}},
       hooks(StopAtStepHook({.num_steps = 30})));
   CHECK(dir.restored == std::vector<std::string>{"D/model.ckpt-120"});
+  // TensorFlow's lines: the hook's creation, Saver.restore's, then the save at creation.
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0].text == "Create CheckpointSaverHook.");
+  CHECK(lines[1].text == "Restoring parameters from D/model.ckpt-120");
+  CHECK(lines[1].severity == Severity::info);
+  CHECK(lines[2].text == "Saving checkpoints for 120 into D/model.ckpt.");
   CHECK(session.global_step() == 120);
   CHECK(m2.W.value(0, 0) == w_after_first);
   CHECK(m2.b.value(0, 0) == b_after_first);

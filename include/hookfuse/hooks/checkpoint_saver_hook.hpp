@@ -133,7 +133,7 @@ template <class Saver, class Listeners = boost::hana::tuple<>, Clock C = SteadyC
           Logger L = StderrLogger>
 class CheckpointSaverHook {
  public:
-  using saver_type = std::unwrap_reference_t<Saver>;
+  using saver_type = std::remove_cvref_t<std::unwrap_reference_t<Saver>>;
   static_assert(CheckpointSaver<saver_type>,
                 "hookfuse: CheckpointSaverHook: the saver must satisfy hookfuse::CheckpointSaver "
                 "(save(vars, save_path, global_step) and restore_latest(vars, checkpoint_dir), "
@@ -222,7 +222,7 @@ class CheckpointSaverHook {
       (call_before_save(hook_ref(ls), session, step), ...);
     });
     const auto vars = session.variables();
-    std::unwrap_reference_t<Saver>& saver = saver_;
+    saver_type& saver = saver_;
     saver.save(VariableList(vars.data(), vars.size()), save_path_, step);
     bool should_stop = false;
     boost::hana::unpack(listeners_, [&](auto&... ls) {

@@ -21,7 +21,9 @@
 //       prefix restored; std::nullopt (variables untouched) when there is none. A variable of
 //       `vars` missing from the checkpoint, or stored with another dtype or shape, is an error
 //       naming it (TF: NotFoundError / InvalidArgumentError from Saver.restore).
-//       (TF: SessionManager._restore_checkpoint, called by ChiefSessionCreator.)
+//       (TF: SessionManager._restore_checkpoint, called by ChiefSessionCreator.) The session
+//       logs TensorFlow's "Restoring parameters from <prefix>" with the prefix returned: the
+//       saver need not.
 //
 // `vars` is the session's variable list (checkpoint_variables(): every variable of the model,
 // then "global_step"); a saver built for an explicit var_list may save only those. The list is

@@ -154,16 +154,20 @@ auto make_session_hooks(SessionOptions<Saver, C, L>& o, ChiefOnlyHooks<Cs...>&& 
 
 /// The restore of a chief with a checkpoint_dir (TF: ChiefSessionCreator's
 /// SessionManager.prepare_session): the latest checkpoint into `vars`, through the saver hook's
-/// saver (the one that saves next), or the options' saver when no hook saves.
+/// saver (the one that saves next), or the options' saver when no hook saves. Logs TensorFlow's
+/// INFO line "Restoring parameters from <prefix>" (Saver.restore's) through the options'
+/// logger when a checkpoint was restored.
 template <class Slot, class Saver, class C, class L>
 void restore_latest(Slot& checkpoint_slot, SessionOptions<Saver, C, L>& o, VariableList vars) {
   if (!o.is_chief || o.checkpoint_dir.empty()) return;
+  std::optional<std::string> restored;
   if (auto* hook = checkpoint_slot.get_if()) {
-    hook->saver().restore_latest(vars, o.checkpoint_dir);
+    restored = hook->saver().restore_latest(vars, o.checkpoint_dir);
   } else {
     Saver saver = take_saver(o);
-    saver.restore_latest(vars, o.checkpoint_dir);
+    restored = saver.restore_latest(vars, o.checkpoint_dir);
   }
+  if (restored) o.logger.log(Severity::info, "Restoring parameters from " + *restored);
 }
 
 }  // namespace detail
