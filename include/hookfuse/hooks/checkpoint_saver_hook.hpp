@@ -178,7 +178,8 @@ class CheckpointSaverHook {
 
   void after_run(SessionRunContext& ctx, const SessionRunValues<"global_step">& values) {
     const std::int64_t stale_global_step = values.get<"global_step">().item_int();
-    if (!timer_.should_trigger_for_step(stale_global_step + 1)) return;  // the common case
+    // The common case: one comparison. (stale + 1 saturates: no overflow at INT64_MAX.)
+    if (!timer_.should_trigger_for_step(detail::saturating_add(stale_global_step, 1))) return;
     const std::int64_t global_step = ctx.global_step();
     if (timer_.should_trigger_for_step(global_step)) {
       timer_.update_last_triggered_step(global_step);
