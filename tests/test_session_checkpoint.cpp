@@ -210,7 +210,7 @@ TEST_CASE("Variables: graph_variables in tape order, num_variables_v at compile 
   const auto vars = graph_variables(g);
   CHECK(vars[0].name == "W");
   CHECK(vars[1].name == "b");
-  CHECK(vars[0].shape == TensorShape{2, {1, 1}});
+  CHECK(vars[0].shape == VariableShape{2, {1, 1}});
 }
 
 // =============================================================================================

@@ -35,9 +35,11 @@ constexpr std::string_view dtype_name(DType d) {
   return "unknown";
 }
 
-/// A TensorFlow shape (tf.TensorShape) of rank 0 to max_rank: `dims()` are the dimension sizes,
-/// outermost first; rank 0 (no dims) is a scalar, one element.
-struct TensorShape {
+/// A variable's TensorFlow shape (a tf.TensorShape) of rank 0 to max_rank, held without a heap:
+/// `dims()` are the dimension sizes, outermost first; rank 0 (no dims) is a scalar, one element.
+/// io::TensorShape (hookfuse/io/tensor_shape.hpp) is the checkpoint layer's heap-backed twin:
+/// `io::TensorShape(shape.dims())` converts.
+struct VariableShape {
   static constexpr int max_rank = 4;
   int rank = 0;
   std::array<std::int64_t, max_rank> dim_sizes{};
@@ -52,7 +54,7 @@ struct TensorShape {
     for (std::int64_t d : dims()) n *= d;
     return n;
   }
-  constexpr bool operator==(const TensorShape& o) const {
+  constexpr bool operator==(const VariableShape& o) const {
     if (rank != o.rank) return false;
     for (int i = 0; i < rank; ++i)
       if (dim_sizes[static_cast<std::size_t>(i)] != o.dim_sizes[static_cast<std::size_t>(i)])
@@ -70,7 +72,7 @@ struct TensorShape {
 struct CheckpointVariable {
   std::string_view name;
   DType dtype = DType::float32;
-  TensorShape shape;
+  VariableShape shape;
   void* data = nullptr;
 
   std::int64_t num_elements() const { return shape.num_elements(); }
@@ -103,7 +105,7 @@ namespace detail {
 /// values.
 template <class V>
 CheckpointVariable checkpoint_variable(V& v) {
-  TensorShape shape;
+  VariableShape shape;
   shape.rank = V::tf_rank;
   const auto rows = static_cast<std::int64_t>(v.value.rows());
   const auto cols = static_cast<std::int64_t>(v.value.cols());
@@ -119,7 +121,7 @@ CheckpointVariable checkpoint_variable(V& v) {
 
 /// global_step: int64 of shape [] (rank 0), TensorFlow's global step variable.
 inline CheckpointVariable checkpoint_variable(GlobalStep& step) {
-  return {"global_step", DType::int64, TensorShape{}, static_cast<void*>(&step.value)};
+  return {"global_step", DType::int64, VariableShape{}, static_cast<void*>(&step.value)};
 }
 
 template <class Entries, std::size_t... I>
