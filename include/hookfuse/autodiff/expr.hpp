@@ -85,8 +85,8 @@ struct Named {
 namespace detail {
 template <class T>
 struct is_variable : std::false_type {};
-template <fixed_string N, class S, int R, int C>
-struct is_variable<Variable<N, S, R, C>> : std::true_type {};
+template <fixed_string N, class S, int R, int C, int K>
+struct is_variable<Variable<N, S, R, C, K>> : std::true_type {};
 template <class T>
 struct is_placeholder : std::false_type {};
 template <fixed_string N, class S, int C, int R>

@@ -13,16 +13,26 @@ namespace hookfuse {
 /// and the gradient of the loss with respect to it, written by every training step.
 /// R and C may be Eigen::Dynamic (then the shape is given to the constructor).
 /// The name is the checkpoint key ("dense/kernel") and the fetch name.
-/// A one-dimensional TensorFlow variable of shape [n] (a bias) is a [1, n] row vector here.
-template <fixed_string Name, class Scalar, int R, int C>
+/// `Rank` is the variable's TensorFlow rank, the shape a checkpoint stores it under:
+///   2 (the default): [R, C], a kernel [In, Out];
+///   1: [C], for a one-dimensional TensorFlow variable (a bias), kept as a [1, C] row here (R = 1);
+///   0: [], a scalar, kept as [1, 1] (R = C = 1).
+template <fixed_string Name, class Scalar, int R, int C, int Rank = 2>
 class Variable {
  public:
   static_assert(std::is_floating_point_v<Scalar>, "hookfuse: a Variable holds float or double");
+  static_assert(Rank >= 0 && Rank <= 2, "hookfuse: a Variable's TensorFlow rank is 0, 1 or 2");
+  static_assert(Rank == 2 || R == 1,
+                "hookfuse: a Variable of TensorFlow rank 1 ([C]) or 0 ([]) is stored as one row: "
+                "R must be 1");
+  static_assert(Rank != 0 || C == 1, "hookfuse: a Variable of TensorFlow rank 0 is [1, 1]");
   using scalar = Scalar;
   using matrix_type = detail::matrix_t<Scalar, R, C>;
   static constexpr auto name = Name;
   static constexpr int rows_at_compile_time = R;
   static constexpr int cols_at_compile_time = C;
+  /// The TensorFlow rank (see above): what a checkpoint records as the variable's shape.
+  static constexpr int tf_rank = Rank;
 
   Variable() requires(R != Dynamic && C != Dynamic) : value(), grad() {
     value.setZero();

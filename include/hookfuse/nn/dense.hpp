@@ -16,7 +16,7 @@ template <fixed_string Name, class Scalar, int In = Dynamic, int Out = Dynamic>
 class Dense {
  public:
   Variable<concat(Name, fixed_string{"/kernel"}), Scalar, In, Out> kernel;
-  Variable<concat(Name, fixed_string{"/bias"}), Scalar, 1, Out> bias;
+  Variable<concat(Name, fixed_string{"/bias"}), Scalar, 1, Out, 1> bias;  // TF shape [Out]
 
   /// Fixed sizes: initializes the kernel and bias with the given initializers (by default, as in
   /// TensorFlow, glorot_uniform and zeros). A random initializer without a seed derives it from

@@ -37,7 +37,9 @@
 #include "hookfuse/hooks/concepts.hpp"
 #include "hookfuse/logging.hpp"
 #include "hookfuse/optim/gradient_descent.hpp"
+#include "hookfuse/session/checkpoint_variables.hpp"
 #include "hookfuse/session/feeds.hpp"
+#include "hookfuse/session/session_options.hpp"
 
 namespace hookfuse {
 
@@ -69,6 +71,7 @@ constexpr bool check_run_fetch() {
 inline constexpr fixed_string global_step_name{"global_step"};
 inline constexpr const char* run_after_stop_message =
     "Run called even after should_stop requested.";
+struct create_session_tag {};
 
 
 /// The session's fusion policy: a variable is pinned (its gradient stored) when a hook could see
@@ -129,6 +132,55 @@ class MonitoredTrainingSession {
   using run_result = std::optional<SessionRunValues<Names...>>;
 
   MonitoredTrainingSession(TrainOpT train_op, Input input, Hooks hooks, Extras... extras)
+      : MonitoredTrainingSession(detail::create_session_tag{}, [](MonitoredTrainingSession&) {},
+                                 std::move(train_op), std::move(input), std::move(hooks),
+                                 std::move(extras)...) {}
+
+  /// A session with TensorFlow's checkpointing options (tf.compat.v1.train.
+  /// MonitoredTrainingSession(is_chief, checkpoint_dir, hooks, chief_only_hooks,
+  /// save_checkpoint_secs, save_checkpoint_steps)):
+  ///
+  ///     MonitoredTrainingSession session(
+  ///         train_op, feeds<"x", "labels">(input_fn),
+  ///         SessionOptions<Saver>{.checkpoint_dir = "d", .save_checkpoint_steps = 50,
+  ///                               .saver = Saver(...)},
+  ///         hooks(StopAtStepHook({.num_steps = 1000})),        // the user's hooks
+  ///         chief_only_hooks(MyChiefHook()),                    // optional
+  ///         accuracy);
+  ///
+  /// Hooks run in TensorFlow's order: the chief-only hooks (only when options.is_chief), the
+  /// CheckpointSaverHook (a chief with a checkpoint_dir; see SessionOptions for its cadence),
+  /// then the user's hooks; session.hook<I>() counts them in that order, a chief-only hook and
+  /// the saver hook as ConditionalHook slots. A chief with a checkpoint_dir restores the latest
+  /// checkpoint there (the saver's restore_latest: every variable and the global step) after
+  /// binding the graph and before any hook's after_create_session, so StopAtStepHook(num_steps)
+  /// counts from the restored step and the saver hook's first save is at that step. Otherwise
+  /// nothing is restored or written.
+  template <class Saver, class C, class L, class... Us>
+  MonitoredTrainingSession(TrainOpT train_op, Input input, SessionOptions<Saver, C, L> options,
+                           boost::hana::tuple<Us...> user_hooks, Extras... extras)
+      : MonitoredTrainingSession(std::move(train_op), std::move(input), std::move(options),
+                                 std::move(user_hooks), ChiefOnlyHooks<>{}, std::move(extras)...) {}
+  template <class Saver, class C, class L, class... Us, class... Cs>
+  MonitoredTrainingSession(TrainOpT train_op, Input input, SessionOptions<Saver, C, L> options,
+                           boost::hana::tuple<Us...> user_hooks, ChiefOnlyHooks<Cs...> chief_hooks,
+                           Extras... extras)
+      : MonitoredTrainingSession(
+            detail::create_session_tag{},
+            [&options](MonitoredTrainingSession& s) {
+              const auto vars = s.variables();
+              detail::restore_latest(boost::hana::at_c<sizeof...(Cs)>(s.hooks_), options,
+                                     VariableList(vars.data(), vars.size()));
+            },
+            std::move(train_op), std::move(input),
+            detail::make_session_hooks(options, std::move(chief_hooks), std::move(user_hooks)),
+            std::move(extras)...) {}
+
+ private:
+  /// Every constructor: begin(), bind, `restore(*this)`, after_create_session.
+  template <class Restore>
+  MonitoredTrainingSession(detail::create_session_tag, Restore restore, TrainOpT train_op,
+                           Input input, Hooks hooks, Extras... extras)
       : train_op_(std::move(train_op)),
         input_(std::move(input)),
         hooks_(std::move(hooks)),
@@ -138,6 +190,7 @@ class MonitoredTrainingSession {
                   "caller_feeds(max_batch_size)");
     if constexpr (requires { input_.check(graph_); }) input_.check(graph_);
     check_hooks();
+    restore(*this);
     boost::hana::for_each(hooks_, [this](auto& stored) {
       auto& h = hook_ref(stored);
       if constexpr (HandlesAfterCreateSession<std::remove_cvref_t<decltype(h)>,
@@ -145,6 +198,8 @@ class MonitoredTrainingSession {
         h.after_create_session(*this);
     });
   }
+
+ public:
   MonitoredTrainingSession(const MonitoredTrainingSession&) = delete;
   MonitoredTrainingSession& operator=(const MonitoredTrainingSession&) = delete;
 
@@ -271,6 +326,11 @@ class MonitoredTrainingSession {
 
   /// The current global step.
   std::int64_t global_step() const { return train_op_.global_step->value; }
+
+  /// What a checkpoint of this session holds (checkpoint_variables): every Variable of the model
+  /// (the loss's graph and the extras), each once, in tape order, then "global_step" (int64,
+  /// shape []); names, dtypes, TensorFlow shapes and pointers into the variables. No heap.
+  auto variables() { return checkpoint_variables(graph_, *train_op_.global_step); }
 
   /// The value of a named tensor for the last batch fed (computing it if no run did), or the
   /// current global step for "global_step", or the last stored gradient for "gradients/<name>".
@@ -472,6 +532,22 @@ class MonitoredTrainingSession {
 
 template <class T, class I, class H, class... E>
 MonitoredTrainingSession(T, I, H, E...) -> MonitoredTrainingSession<T, I, H, E...>;
+template <class T, class I, class S, class C, class L, class... Us, class... E>
+  requires(!detail::is_chief_only_hooks<E>::value && ...)
+MonitoredTrainingSession(T, I, SessionOptions<S, C, L>, boost::hana::tuple<Us...>, E...)
+    -> MonitoredTrainingSession<
+        T, I,
+        detail::session_hooks_t<SessionOptions<S, C, L>, ChiefOnlyHooks<>,
+                                boost::hana::tuple<Us...>>,
+        E...>;
+template <class T, class I, class S, class C, class L, class... Us, class... Cs, class... E>
+MonitoredTrainingSession(T, I, SessionOptions<S, C, L>, boost::hana::tuple<Us...>,
+                         ChiefOnlyHooks<Cs...>, E...)
+    -> MonitoredTrainingSession<
+        T, I,
+        detail::session_hooks_t<SessionOptions<S, C, L>, ChiefOnlyHooks<Cs...>,
+                                boost::hana::tuple<Us...>>,
+        E...>;
 
 /// The value of a named tensor from a session, `fetch<"loss">(session)` (no `template` keyword
 /// needed in generic hook code).

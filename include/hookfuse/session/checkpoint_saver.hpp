@@ -1,0 +1,96 @@
+// hookfuse/session/checkpoint_saver.hpp: what a checkpoint saver is (the CheckpointSaver
+// concept), the options a session gives the saver it makes, and the default saver type.
+//
+// CheckpointSaverHook and MonitoredTrainingSession write and read checkpoints only through a
+// saver: any type with these two members (tf.compat.v1.train.Saver's save(), and the restore a
+// TensorFlow chief session creator performs):
+//
+//   std::string save(VariableList vars, std::string_view save_path, std::int64_t global_step)
+//       Writes every variable of `vars` (name, dtype, TensorFlow shape, values) as the checkpoint
+//       `<save_path>-<global_step>` (save_path is "<checkpoint_dir>/<checkpoint_basename>",
+//       "D/model.ckpt"), records it as the latest one in the directory's `checkpoint` state
+//       file, applies its retention (max_to_keep), and returns the prefix it wrote,
+//       "D/model.ckpt-100" (TF: Saver.save(sess, save_path, global_step) returning the path).
+//       Errors are thrown (or go to detail::fail) with the path in the message.
+//
+//   std::optional<std::string> restore_latest(VariableList vars, std::string_view checkpoint_dir)
+//       If `checkpoint_dir` holds a checkpoint (latest_checkpoint(checkpoint_dir): the state
+//       file's model_checkpoint_path, when its .index exists), writes its values into every
+//       variable of `vars`, global_step included, takes over the state file's list of
+//       checkpoints for its retention (TF: Saver.recover_last_checkpoints), and returns the
+//       prefix restored; std::nullopt (variables untouched) when there is none. A variable of
+//       `vars` missing from the checkpoint, or stored with another dtype or shape, is an error
+//       naming it (TF: NotFoundError / InvalidArgumentError from Saver.restore).
+//       (TF: SessionManager._restore_checkpoint, called by ChiefSessionCreator.) The session
+//       logs TensorFlow's "Restoring parameters from <prefix>" with the prefix returned: the
+//       saver need not.
+//
+// `vars` is the session's variable list (checkpoint_variables(): every variable of the model,
+// then "global_step"); a saver built for an explicit var_list may save only those. The list is
+// valid for the call only (it points into the variables). The hook calls save() only on the
+// steps where it fires, so a saver may allocate; it must not be called concurrently.
+//
+// A session that makes its saver itself (SessionOptions::saver empty) constructs it as
+// `Saver(SaverOptions{.max_to_keep = ...})`.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "hookfuse/config.hpp"
+#include "hookfuse/errors.hpp"
+#include "hookfuse/session/checkpoint_variables.hpp"
+
+namespace hookfuse {
+
+/// A checkpoint saver (see the file comment for the exact contract of each member).
+template <class S>
+concept CheckpointSaver = requires(S& saver, VariableList vars, std::string_view path,
+                                   std::int64_t global_step) {
+  { saver.save(vars, path, global_step) } -> std::convertible_to<std::string>;
+  { saver.restore_latest(vars, path) } -> std::convertible_to<std::optional<std::string>>;
+};
+
+/// What a session tells a saver it makes: TensorFlow's Saver(max_to_keep=5,
+/// keep_checkpoint_every_n_hours=10000.0). max_to_keep: how many recent checkpoints are kept
+/// (0 or less keeps every file, as TF's None or 0).
+struct SaverOptions {
+  int max_to_keep = 5;
+  double keep_checkpoint_every_n_hours = 10000.0;
+};
+
+namespace detail {
+
+/// The default saver until hookfuse has a checkpoint format: a session with a checkpoint_dir
+/// that uses it fails, at construction (its restore), with a message saying what to give.
+/// A session without checkpoint_dir (or a non-chief) never calls it.
+struct NoSaver {
+  NoSaver() = default;
+  explicit NoSaver(const SaverOptions&) {}
+  std::string save(VariableList, std::string_view path, std::int64_t) { fail_missing(path); }
+  std::optional<std::string> restore_latest(VariableList, std::string_view dir) {
+    fail_missing(dir);
+  }
+
+ private:
+  [[noreturn]] static void fail_missing(std::string_view path) {
+    detail::fail<RuntimeError>(
+        (detail::ErrorMessage()
+         << "hookfuse: checkpoints in '" << path
+         << "' need a saver: SessionOptions has no saver and hookfuse::DefaultSaver is only a "
+            "placeholder; give one, SessionOptions<MySaver>{.checkpoint_dir = ..., .saver = "
+            "MySaver(...)} (any type satisfying hookfuse::CheckpointSaver)")
+            .str());
+  }
+};
+static_assert(CheckpointSaver<NoSaver>);
+
+}  // namespace detail
+
+/// The saver a session makes when SessionOptions gives none.
+using DefaultSaver = detail::NoSaver;
+
+}  // namespace hookfuse

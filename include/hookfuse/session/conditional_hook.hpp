@@ -1,0 +1,116 @@
+// hookfuse/session/conditional_hook.hpp: a hook slot decided at run time (a chief-only hook on
+// a non-chief, the checkpoint saver without a checkpoint_dir).
+//
+// The session's hook list is a compile-time tuple, but whether TensorFlow's
+// MonitoredTrainingSession installs a chief-only hook or its CheckpointSaverHook depends on
+// run-time options (is_chief, checkpoint_dir). ConditionalHook<H> holds an optional H and declares
+// exactly the events H declares (so the hook protocol checks see H's events), forwarding each
+// only when the hook is present: an absent hook gets no event and requests nothing.
+#pragma once
+
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "hookfuse/hooks/concepts.hpp"
+
+namespace hookfuse {
+namespace detail {
+
+// One base per event, declaring the event only when the hook H declares it (Probe in
+// hooks/concepts.hpp tells declared from absent by name).
+template <class D, class H, bool = DeclaresBegin<H>>
+struct ForwardBegin {};
+template <class D, class H>
+struct ForwardBegin<D, H, true> {
+  void begin()
+    requires HandlesBegin<H>
+  {
+    if (auto* h = static_cast<D*>(this)->get_if()) h->begin();
+  }
+};
+
+template <class D, class H, bool = DeclaresAfterCreateSession<H>>
+struct ForwardAfterCreateSession {};
+template <class D, class H>
+struct ForwardAfterCreateSession<D, H, true> {
+  template <class Session>
+    requires HandlesAfterCreateSession<H, Session>
+  void after_create_session(Session& session) {
+    if (auto* h = static_cast<D*>(this)->get_if()) h->after_create_session(session);
+  }
+};
+
+template <class D, class H, bool = DeclaresBeforeRun<H>>
+struct ForwardBeforeRun {};
+template <class D, class H>
+struct ForwardBeforeRun<D, H, true> {
+  run_args_t<H> before_run(SessionRunContext& ctx)
+    requires HandlesBeforeRun<H>
+  {
+    if (auto* h = static_cast<D*>(this)->get_if()) return h->before_run(ctx);
+    return run_args_t<H>{false};  // TensorFlow's `return None`: nothing fetched
+  }
+};
+
+template <class D, class H, bool = DeclaresAfterRun<H>>
+struct ForwardAfterRun {};
+template <class D, class H>
+struct ForwardAfterRun<D, H, true> {
+  void after_run(SessionRunContext& ctx, const run_values_t<H>& values)
+    requires HandlesAfterRun<H, run_values_t<H>>
+  {
+    if (auto* h = static_cast<D*>(this)->get_if()) h->after_run(ctx, values);
+  }
+};
+
+template <class D, class H, bool = DeclaresEnd<H>>
+struct ForwardEnd {};
+template <class D, class H>
+struct ForwardEnd<D, H, true> {
+  template <class Session>
+    requires HandlesEnd<H, Session>
+  void end(Session& session) {
+    if (auto* h = static_cast<D*>(this)->get_if()) h->end(session);
+  }
+};
+
+}  // namespace detail
+
+/// A hook present or not, decided when the session is made: `Stored` is a hook or a
+/// std::reference_wrapper to one (std::ref(h)). Declares the events the hook declares and
+/// forwards them when present; when absent, before_run requests nothing
+/// (SessionRunArgs<...>::none()) and no other event reaches anything.
+template <class Stored>
+class ConditionalHook
+    : public detail::ForwardBegin<ConditionalHook<Stored>, hook_t<Stored>>,
+      public detail::ForwardAfterCreateSession<ConditionalHook<Stored>, hook_t<Stored>>,
+      public detail::ForwardBeforeRun<ConditionalHook<Stored>, hook_t<Stored>>,
+      public detail::ForwardAfterRun<ConditionalHook<Stored>, hook_t<Stored>>,
+      public detail::ForwardEnd<ConditionalHook<Stored>, hook_t<Stored>> {
+ public:
+  using hook_type = hook_t<Stored>;
+  /// Pins gradients like the hook it may hold (decided at compile time, present or not).
+  static constexpr bool reads_gradients = ReadsGradients<hook_type>;
+
+  /// Absent.
+  ConditionalHook() = default;
+  /// Present when `present` (the hook is dropped otherwise).
+  ConditionalHook(Stored hook, bool present) {
+    if (present) hook_.emplace(std::move(hook));
+  }
+  template <class... Args>
+  void emplace(Args&&... args) {
+    hook_.emplace(std::forward<Args>(args)...);
+  }
+
+  bool has_value() const { return hook_.has_value(); }
+  /// The hook, or nullptr when absent.
+  hook_type* get_if() { return hook_ ? &hook_ref(*hook_) : nullptr; }
+  const hook_type* get_if() const { return hook_ ? &hook_ref(*hook_) : nullptr; }
+
+ private:
+  std::optional<Stored> hook_;
+};
+
+}  // namespace hookfuse

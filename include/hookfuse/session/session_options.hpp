@@ -1,0 +1,174 @@
+// hookfuse/session/session_options.hpp: MonitoredTrainingSession's checkpoint options under
+// TensorFlow's argument names, chief-only hooks, and the hook list they make.
+//
+// tf.compat.v1.train.MonitoredTrainingSession(is_chief, checkpoint_dir, hooks, chief_only_hooks,
+// save_checkpoint_secs, save_checkpoint_steps) for a chief runs, in this order: the chief-only
+// hooks, the default hooks it installs (here the CheckpointSaverHook, when checkpoint_dir is
+// given), then the user's hooks; it restores the latest checkpoint of checkpoint_dir while
+// creating the session, before any hook's after_create_session. A non-chief gets the user's hooks
+// only and neither restores nor saves (its chief does). The session's hook tuple has the same
+// order; which chief-only hooks and whether the saver hook run is decided at construction
+// (ConditionalHook).
+#pragma once
+
+#include <boost/hana/tuple.hpp>
+#include <boost/hana/unpack.hpp>
+#include <concepts>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "hookfuse/clock.hpp"
+#include "hookfuse/config.hpp"
+#include "hookfuse/errors.hpp"
+#include "hookfuse/hooks/checkpoint_saver_hook.hpp"
+#include "hookfuse/logging.hpp"
+#include "hookfuse/session/checkpoint_saver.hpp"
+#include "hookfuse/session/checkpoint_variables.hpp"
+#include "hookfuse/session/conditional_hook.hpp"
+
+namespace hookfuse {
+
+/// Checkpointing options of a MonitoredTrainingSession, under TensorFlow's argument names and in
+/// their order (set them by name: `SessionOptions{.checkpoint_dir = "d",
+/// .save_checkpoint_steps = 50}`):
+///   is_chief               this process restores and saves (TF: the chief); false: neither,
+///                          and the chief-only hooks do not run.
+///   checkpoint_dir         where checkpoints are restored from and saved to; empty: none are
+///                          (no restore, no CheckpointSaverHook).
+///   save_checkpoint_secs   save every that many seconds. When neither this nor
+///   save_checkpoint_steps  (save every that many global steps) is given, every 600 s, as
+///                          TensorFlow's default. A value <= 0 (and the other not given)
+///                          installs no saver hook (the latest checkpoint is still restored).
+///                          Both given: std::invalid_argument from the hook's timer (TensorFlow:
+///                          ValueError "Can not provide both every_secs and every_steps").
+///   max_to_keep            for the saver the session makes (SaverOptions; default 5); with
+///                          `saver` given, it is that saver's business (ValueError if set too).
+///   saver                  the CheckpointSaver that saves and restores; empty: the session makes
+///                          Saver(SaverOptions{.max_to_keep}).
+///   clock, logger          the saver hook's time source and log ("Saving checkpoints for ...").
+/// `Saver` is the saver type (DefaultSaver unless given: SessionOptions<MySaver>{...}).
+template <class Saver = DefaultSaver, Clock C = SteadyClock, Logger L = StderrLogger>
+struct SessionOptions {
+  bool is_chief = true;
+  std::string checkpoint_dir{};
+  std::optional<double> save_checkpoint_secs = std::nullopt;
+  std::optional<std::int64_t> save_checkpoint_steps = std::nullopt;
+  std::optional<int> max_to_keep = std::nullopt;
+  std::optional<Saver> saver = std::nullopt;
+  C clock = C{};
+  L logger = L{};
+};
+
+/// Hooks that run only in the chief (TF's chief_only_hooks): `chief_only_hooks(h1, std::ref(h2))`.
+template <class... Hs>
+struct ChiefOnlyHooks {
+  boost::hana::tuple<Hs...> hooks;
+};
+template <class... Hs>
+constexpr auto chief_only_hooks(Hs&&... hs) {
+  return ChiefOnlyHooks<std::decay_t<Hs>...>{boost::hana::make_tuple(std::forward<Hs>(hs)...)};
+}
+
+namespace detail {
+
+template <class T>
+struct is_chief_only_hooks : std::false_type {};
+template <class... Hs>
+struct is_chief_only_hooks<ChiefOnlyHooks<Hs...>> : std::true_type {};
+
+/// The hook list of a session made with options: chief-only hooks, the checkpoint saver hook,
+/// the user's hooks.
+template <class Options, class Chief, class User>
+struct session_hooks;
+template <class Saver, class C, class L, class... Cs, class... Us>
+struct session_hooks<SessionOptions<Saver, C, L>, ChiefOnlyHooks<Cs...>, boost::hana::tuple<Us...>> {
+  using checkpoint_hook = CheckpointSaverHook<Saver, boost::hana::tuple<>, C, L>;
+  using type = boost::hana::tuple<ConditionalHook<Cs>..., ConditionalHook<checkpoint_hook>, Us...>;
+  /// Position of the checkpoint saver hook's slot.
+  static constexpr std::size_t checkpoint_index = sizeof...(Cs);
+};
+template <class Options, class Chief, class User>
+using session_hooks_t = typename session_hooks<Options, Chief, User>::type;
+
+/// The saver of `o`: the one given, or one made from max_to_keep.
+template <class Saver, class C, class L>
+Saver take_saver(SessionOptions<Saver, C, L>& o) {
+  if (o.saver) {
+    if (o.max_to_keep)
+      detail::fail<ValueError>(
+          "hookfuse: SessionOptions: max_to_keep is for the saver the session makes; a given "
+          "saver keeps its own (set max_to_keep where the saver is made)");
+    Saver s = std::move(*o.saver);
+    o.saver.reset();
+    return s;
+  }
+  if constexpr (std::constructible_from<Saver, SaverOptions>) {
+    return Saver(SaverOptions{.max_to_keep = o.max_to_keep.value_or(5)});
+  } else {
+    detail::fail<ValueError>(
+        "hookfuse: SessionOptions: no saver given, and this saver type cannot be made from "
+        "SaverOptions: give one in SessionOptions::saver");
+  }
+}
+
+/// TensorFlow's choice of checkpoint cadence: (secs, steps) for the hook, or none for no hook.
+template <class O>
+std::optional<std::pair<std::optional<double>, std::optional<std::int64_t>>> checkpoint_cadence(
+    const O& o) {
+  // Element by element: copying the optionals whole trips GCC 12's -Wmaybe-uninitialized.
+  std::optional<double> secs;
+  std::optional<std::int64_t> steps;
+  if (o.save_checkpoint_secs.has_value()) secs = o.save_checkpoint_secs.value();
+  if (o.save_checkpoint_steps.has_value()) steps = o.save_checkpoint_steps.value();
+  if (!secs && !steps) secs = 600.0;  // both USE_DEFAULT
+  if (!o.is_chief || o.checkpoint_dir.empty()) return std::nullopt;
+  if (!((secs && *secs > 0) || (steps && *steps > 0))) return std::nullopt;
+  return std::pair{secs, steps};
+}
+
+/// Builds the session's hook tuple from the options, the chief-only and the user's hooks.
+template <class Saver, class C, class L, class... Cs, class... Us>
+auto make_session_hooks(SessionOptions<Saver, C, L>& o, ChiefOnlyHooks<Cs...>&& chief,
+                        boost::hana::tuple<Us...>&& user) {
+  using H = session_hooks<SessionOptions<Saver, C, L>, ChiefOnlyHooks<Cs...>,
+                          boost::hana::tuple<Us...>>;
+  ConditionalHook<typename H::checkpoint_hook> saver_hook;
+  if (const auto cadence = checkpoint_cadence(o)) {
+    saver_hook.emplace(o.checkpoint_dir,
+                       typename H::checkpoint_hook::Options{.save_secs = cadence->first,
+                                                            .save_steps = cadence->second},
+                       take_saver(o), boost::hana::tuple<>{}, o.clock, o.logger);
+  }
+  const bool is_chief = o.is_chief;
+  return boost::hana::unpack(std::move(chief.hooks), [&](auto&&... cs) {
+    return boost::hana::unpack(std::move(user), [&](auto&&... us) {
+      return typename H::type{ConditionalHook<Cs>(std::move(cs), is_chief)...,
+                              std::move(saver_hook),
+                              std::move(us)...};
+    });
+  });
+}
+
+/// The restore of a chief with a checkpoint_dir (TF: ChiefSessionCreator's
+/// SessionManager.prepare_session): the latest checkpoint into `vars`, through the saver hook's
+/// saver (the one that saves next), or the options' saver when no hook saves. Logs TensorFlow's
+/// INFO line "Restoring parameters from <prefix>" (Saver.restore's) through the options'
+/// logger when a checkpoint was restored.
+template <class Slot, class Saver, class C, class L>
+void restore_latest(Slot& checkpoint_slot, SessionOptions<Saver, C, L>& o, VariableList vars) {
+  if (!o.is_chief || o.checkpoint_dir.empty()) return;
+  std::optional<std::string> restored;
+  if (auto* hook = checkpoint_slot.get_if()) {
+    restored = hook->saver().restore_latest(vars, o.checkpoint_dir);
+  } else {
+    Saver saver = take_saver(o);
+    restored = saver.restore_latest(vars, o.checkpoint_dir);
+  }
+  if (restored) o.logger.log(Severity::info, "Restoring parameters from " + *restored);
+}
+
+}  // namespace detail
+}  // namespace hookfuse
