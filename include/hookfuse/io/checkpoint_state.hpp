@@ -1,0 +1,254 @@
+// hookfuse/io/checkpoint_state.hpp: TensorFlow's `checkpoint` state file, the text-format
+// CheckpointState that names a directory's checkpoints (tensorflow/python/training/
+// checkpoint_state.proto, checkpoint_management.py).
+//
+//     model_checkpoint_path: "model.ckpt-120"
+//     all_model_checkpoint_paths: "model.ckpt-100"
+//     all_model_checkpoint_paths: "model.ckpt-120"
+//     all_model_checkpoint_timestamps: 1700000000.5
+//     all_model_checkpoint_timestamps: 1700000100.25
+//     last_preserved_timestamp: 1699999999.0
+//
+// Paths are checkpoint prefixes (no `.index`), oldest first in insertion order, the newest
+// last and equal to model_checkpoint_path. A prefix inside the directory is written relative to
+// it, so the directory can be moved; others are written absolute. Timestamps are seconds since
+// the Unix epoch (what Python's time.time() returns). The functions mirror TensorFlow's
+// `tf.train.get_checkpoint_state`, `tf.train.update_checkpoint_state` (with
+// save_relative_paths=True, as tf.train.CheckpointManager writes) and `tf.train.latest_checkpoint`.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "hookfuse/config.hpp"
+#include "hookfuse/errors.hpp"
+#include "hookfuse/io/atomic_file.hpp"
+#include "hookfuse/io/detail/text_format.hpp"
+#include "hookfuse/io/errors.hpp"
+
+namespace hookfuse::io {
+
+/// TensorFlow's CheckpointState message. Field names, order and meaning as in
+/// checkpoint_state.proto; a timestamp of 0 means unset (proto3), as there.
+struct CheckpointState {
+  std::string model_checkpoint_path;
+  std::vector<std::string> all_model_checkpoint_paths;
+  std::vector<double> all_model_checkpoint_timestamps;  // seconds since the epoch
+  double last_preserved_timestamp = 0.0;                 // seconds since the epoch
+
+  bool operator==(const CheckpointState&) const = default;
+};
+
+/// The state file's default name in a checkpoint directory (TensorFlow's `latest_filename`).
+inline constexpr std::string_view kCheckpointStateFilename = "checkpoint";
+
+/// A state file larger than this (bytes) is rejected unread: real ones hold a few lines per
+/// checkpoint kept.
+inline constexpr std::uintmax_t kMaxCheckpointStateBytes = 16u << 20;
+
+/// The state as text, byte for byte what TensorFlow's `text_format.MessageToString` prints:
+/// one `name: value` line per field value, in field-number order; strings double-quoted and
+/// C-escaped; doubles as Python's repr (1700000000.5, 1700000200.0, 1e+16); fields at their
+/// proto3 default (empty path, zero last_preserved_timestamp) omitted.
+[[nodiscard]] inline std::string format_checkpoint_state(const CheckpointState& state) {
+  std::string out;
+  auto string_field = [&](std::string_view name, std::string_view value) {
+    out += name;
+    out += ": \"";
+    detail::append_c_escaped(out, value);
+    out += "\"\n";
+  };
+  auto double_field = [&](std::string_view name, double value) {
+    out += name;
+    out += ": ";
+    detail::append_python_repr(out, value);
+    out += '\n';
+  };
+  if (!state.model_checkpoint_path.empty())
+    string_field("model_checkpoint_path", state.model_checkpoint_path);
+  for (const std::string& p : state.all_model_checkpoint_paths)
+    string_field("all_model_checkpoint_paths", p);
+  for (const double t : state.all_model_checkpoint_timestamps)
+    double_field("all_model_checkpoint_timestamps", t);
+  if (state.last_preserved_timestamp != 0.0)
+    double_field("last_preserved_timestamp", state.last_preserved_timestamp);
+  return out;
+}
+
+/// Parses state-file text as `text_format.Merge` does (see detail/text_format.hpp for the
+/// syntax accepted; a singular field given twice keeps the last value). Paths are returned as
+/// written. Throws DataLossError "<file>:<line>:<column>: ..." naming the field for a syntax
+/// error, an unterminated string, a bad number, or a field CheckpointState does not have
+/// (TensorFlow's parser rejects unknown fields too). `file` only names the input in errors.
+[[nodiscard]] inline CheckpointState parse_checkpoint_state(std::string_view text,
+                                                            const std::string& file) {
+  CheckpointState state;
+  detail::TextFormatScanner in(text, file);
+  while (!in.at_end()) {
+    const std::size_t field_at = in.position();
+    const std::string_view name = in.identifier();
+    const bool is_path = name == "all_model_checkpoint_paths";
+    const bool is_time = name == "all_model_checkpoint_timestamps";
+    const bool repeated = is_path || is_time;
+    if (!repeated && name != "model_checkpoint_path" && name != "last_preserved_timestamp")
+      in.error_at(field_at, "Message type \"tensorflow.CheckpointState\" has no field named \"" +
+                                std::string(name) + "\"");
+    if (!in.consume(':'))
+      in.error_at(in.position(), "field \"" + std::string(name) + "\": expected ':'");
+    auto one_value = [&] {
+      if (name == "model_checkpoint_path") state.model_checkpoint_path = in.string_value(name);
+      else if (is_path) state.all_model_checkpoint_paths.push_back(in.string_value(name));
+      else if (is_time) state.all_model_checkpoint_timestamps.push_back(in.double_value(name));
+      else state.last_preserved_timestamp = in.double_value(name);
+    };
+    if (in.peek_is('[')) {
+      if (!repeated)
+        in.error_at(in.position(), "field \"" + std::string(name) +
+                                       "\" is not repeated; a list [...] is not allowed");
+      in.consume('[');
+      if (!in.consume(']')) {
+        do one_value(); while (in.consume(','));
+        if (!in.consume(']'))
+          in.error_at(in.position(), "field \"" + std::string(name) + "\": expected ',' or ']'");
+      }
+    } else {
+      one_value();
+    }
+    if (!in.consume(',')) in.consume(';');
+  }
+  return state;
+}
+
+namespace detail {
+
+/// `p` as the state file stores it: relative to `dir` when it lies inside it (lexically),
+/// otherwise absolute. Both are file-system paths (absolute, or relative to the working
+/// directory).
+inline std::string state_file_path(const std::filesystem::path& p, const std::filesystem::path& dir) {
+  const std::filesystem::path abs_p = std::filesystem::absolute(p).lexically_normal();
+  const std::filesystem::path abs_dir = std::filesystem::absolute(dir).lexically_normal();
+  const std::filesystem::path rel = abs_p.lexically_relative(abs_dir);
+  if (!rel.empty() && rel != "." && *rel.begin() != "..") return rel.generic_string();
+  return abs_p.generic_string();
+}
+
+/// Reads a whole state file of at most kMaxCheckpointStateBytes; nullopt if it does not exist.
+inline std::optional<std::string> read_state_file(const std::filesystem::path& file) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(file, ec);
+  if (!std::filesystem::exists(status)) return std::nullopt;
+  if (!std::filesystem::is_regular_file(status))
+    ::hookfuse::detail::fail<IoError>(file.string() + ": not a regular file, expected a text "
+                                                      "CheckpointState");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) ::hookfuse::detail::fail<IoError>("cannot open " + file.string() + " for reading");
+  std::string text(kMaxCheckpointStateBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) ::hookfuse::detail::fail<IoError>("cannot read " + file.string());
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxCheckpointStateBytes)
+    ::hookfuse::detail::fail<DataLossError>(
+        file.string() + ": larger than " + std::to_string(kMaxCheckpointStateBytes) +
+        " bytes, not a checkpoint state file");
+  return text;
+}
+
+}  // namespace detail
+
+/// The state of `checkpoint_dir` (TensorFlow's `tf.train.get_checkpoint_state`), with relative
+/// paths joined to the directory (`checkpoint_dir / path`), as TensorFlow returns them; nullopt
+/// when the state file does not exist. Throws DataLossError naming the file, line and field for
+/// a malformed file or one without model_checkpoint_path, IoError when it cannot be read.
+/// TensorFlow logs and ignores an unparsable file instead; here it is an error, so that a
+/// damaged directory is not silently restarted from scratch.
+[[nodiscard]] inline std::optional<CheckpointState> get_checkpoint_state(
+    const std::filesystem::path& checkpoint_dir,
+    std::string_view latest_filename = kCheckpointStateFilename) {
+  const std::filesystem::path file = checkpoint_dir / latest_filename;
+  const std::optional<std::string> text = detail::read_state_file(file);
+  if (!text) return std::nullopt;
+  CheckpointState state = parse_checkpoint_state(*text, file.string());
+  if (state.model_checkpoint_path.empty())
+    ::hookfuse::detail::fail<DataLossError>("Invalid checkpoint state loaded from " +
+                                            checkpoint_dir.string() + ": " + file.string() +
+                                            " has no model_checkpoint_path");
+  auto join = [&](std::string& p) {
+    if (!std::filesystem::path(p).is_absolute()) p = (checkpoint_dir / p).string();
+  };
+  join(state.model_checkpoint_path);
+  for (std::string& p : state.all_model_checkpoint_paths) join(p);
+  return state;
+}
+
+/// Writes `save_dir`'s state file crash-safely (write_file_atomically), as TensorFlow's
+/// `tf.train.update_checkpoint_state(save_dir, model_checkpoint_path,
+/// all_model_checkpoint_paths, all_model_checkpoint_timestamps, last_preserved_timestamp,
+/// save_relative_paths=True)`: paths are file-system paths (absolute or relative to the working
+/// directory; those inside `save_dir` are stored relative to it); `model_checkpoint_path` is
+/// appended to the list when it is not already its last entry; timestamps are seconds since the
+/// epoch, either none or one per path (after that append).
+///
+/// Throws hookfuse::ValueError for an empty model_checkpoint_path or a timestamp count that
+/// does not match, hookfuse::RuntimeError when model_checkpoint_path is the state file itself,
+/// IoError (naming the file and the system's reason) when it cannot be written; the previous
+/// state file is then untouched.
+inline void update_checkpoint_state(const std::filesystem::path& save_dir,
+                                    const std::filesystem::path& model_checkpoint_path,
+                                    std::span<const std::filesystem::path> all_model_checkpoint_paths = {},
+                                    std::span<const double> all_model_checkpoint_timestamps = {},
+                                    double last_preserved_timestamp = 0.0,
+                                    std::string_view latest_filename = kCheckpointStateFilename) {
+  if (model_checkpoint_path.empty())
+    ::hookfuse::detail::fail<ValueError>("update_checkpoint_state: model_checkpoint_path is empty");
+  const std::filesystem::path file = save_dir / latest_filename;
+  CheckpointState state;
+  state.model_checkpoint_path = detail::state_file_path(model_checkpoint_path, save_dir);
+  for (const std::filesystem::path& p : all_model_checkpoint_paths)
+    state.all_model_checkpoint_paths.push_back(detail::state_file_path(p, save_dir));
+  if (state.all_model_checkpoint_paths.empty() ||
+      state.all_model_checkpoint_paths.back() != state.model_checkpoint_path)
+    state.all_model_checkpoint_paths.push_back(state.model_checkpoint_path);
+  if (!all_model_checkpoint_timestamps.empty() &&
+      all_model_checkpoint_timestamps.size() != state.all_model_checkpoint_paths.size())
+    ::hookfuse::detail::fail<ValueError>(
+        "Checkpoint timestamps, if provided, must match checkpoint paths (got " +
+        std::to_string(state.all_model_checkpoint_paths.size()) + " paths and " +
+        std::to_string(all_model_checkpoint_timestamps.size()) + " timestamps) for " +
+        file.string());
+  state.all_model_checkpoint_timestamps.assign(all_model_checkpoint_timestamps.begin(),
+                                               all_model_checkpoint_timestamps.end());
+  state.last_preserved_timestamp = last_preserved_timestamp;
+  if (std::filesystem::absolute(file).lexically_normal() ==
+      std::filesystem::absolute(model_checkpoint_path).lexically_normal())
+    ::hookfuse::detail::fail<RuntimeError>("Save path '" + model_checkpoint_path.string() +
+                                           "' conflicts with path used for checkpoint state. "
+                                           "Please use a different save path.");
+  write_file_atomically(file, format_checkpoint_state(state));
+}
+
+/// The newest checkpoint prefix of `checkpoint_dir` (TensorFlow's `tf.train.latest_checkpoint`):
+/// the state file's model_checkpoint_path joined to the directory, returned only when
+/// `<prefix>.index` exists (V2 format; V1 files are not looked for). nullopt when there is no
+/// state file or the prefix's index is missing. Errors as get_checkpoint_state.
+[[nodiscard]] inline std::optional<std::filesystem::path> latest_checkpoint(
+    const std::filesystem::path& checkpoint_dir,
+    std::string_view latest_filename = kCheckpointStateFilename) {
+  const std::optional<CheckpointState> state = get_checkpoint_state(checkpoint_dir, latest_filename);
+  if (!state) return std::nullopt;
+  std::filesystem::path prefix = state->model_checkpoint_path;
+  std::filesystem::path index = prefix;
+  index += ".index";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(index, ec)) return std::nullopt;
+  return prefix;
+}
+
+}  // namespace hookfuse::io
