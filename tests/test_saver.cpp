@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -17,10 +18,13 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "checkpoint_test_vars.hpp"
 #include "error_of.hpp"
+#include "kill/checkpoint_check.hpp"
+#include "kill/kill_model.hpp"
 #include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -354,11 +358,13 @@ TEST_CASE("a corrupt tensor is a DataLossError and no variable is written") {
   CHECK(into.step == 1);
 }
 
-TEST_CASE("stale temporaries of a killed process are removed by the next save") {
+TEST_CASE("stale temporaries and index-less data files of a killed process go at the next save") {
   TempDir dir("saver");
   for (const char* name : {"model.ckpt-5.index.tempstate0123456789abcdef",
                            "model.ckpt-5.data-00000-of-00001.tempstatefedcba9876543210",
-                           "checkpoint.tmp-999999-0", "notes.txt", "other-1.index.tempstate00"})
+                           "checkpoint.tmp-999999-0", "notes.txt", "other-1.index.tempstate00",
+                           "model.ckpt-4.data-00000-of-00001",  // its index is gone: removed
+                           "model.ckpt-3.data-00000-of-00001", "model.ckpt-3.index"})
     std::ofstream(dir.path / name) << "x";
   Saver saver;
   Model m;
@@ -366,6 +372,8 @@ TEST_CASE("stale temporaries of a killed process are removed by the next save") 
   std::vector<std::string> expected = ckpt_files({6});
   expected.push_back("notes.txt");
   expected.push_back("other-1.index.tempstate00");  // another basename: not this saver's
+  expected.push_back("model.ckpt-3.data-00000-of-00001");  // complete: left alone
+  expected.push_back("model.ckpt-3.index");
   std::sort(expected.begin(), expected.end());
   CHECK(files_in(dir.path) == expected);
 }
@@ -391,4 +399,77 @@ TEST_CASE("Saver options: defaults as TensorFlow's, positive hours required") {
   CHECK(saver.keep_checkpoint_every_n_hours() == 10000.0);
   CHECK_THROWS_AS(Saver(Opts{.max_to_keep = 1, .keep_checkpoint_every_n_hours = 0.0}),
                   hookfuse::ValueError);
+}
+
+// The crash test's checker (tests/kill/checkpoint_check.hpp) must fail on the damage it looks
+// for; here each kind is made by hand.
+
+TEST_CASE("the crash checker accepts a good directory and catches each kind of damage") {
+  using hookfuse_test::KillModel;
+  TempDir dir("saver");
+  Saver saver(Opts{.max_to_keep = 3});
+  KillModel m;
+  const std::string save_path = (dir.path / "model.ckpt").string();
+  for (int s = 1; s <= 3; ++s) {
+    m.set(s);
+    saver.save(m.vars(), save_path, s);
+  }
+  auto restore_into = [](Saver& fresh, const fs::path& d) {
+    KillModel k;
+    auto restored = fresh.restore_latest(k.vars(), d.string());
+    return std::make_pair(restored, k.as_expected());
+  };
+  auto check = [&] {
+    return hookfuse_test::check_checkpoint_dir(dir.path, KillModel::expected_at, restore_into);
+  };
+  SECTION("good") {
+    const auto r = check();
+    CHECK(r.ok);
+    CHECK(r.step == 3);
+  }
+  SECTION("a flipped byte in the latest data file") {
+    std::fstream f(dir.path / "model.ckpt-3.data-00000-of-00001",
+                   std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(100);
+    f.put(static_cast<char>(0x7f));
+    f.close();
+    const auto r = check();
+    CHECK_FALSE(r.ok);
+    CHECK_THAT(r.message, Catch::Contains("CRC") || Catch::Contains("crc"));
+  }
+  SECTION("values that are not those of the global step") {
+    m.set(5);
+    m.global_step = 4;
+    saver.save(m.vars(), save_path, 4);
+    const auto r = check();
+    CHECK_FALSE(r.ok);
+    CHECK_THAT(r.message, Catch::Contains("other values"));
+  }
+  SECTION("the latest index missing") {
+    fs::remove(dir.path / "model.ckpt-3.index");
+    CHECK_FALSE(check().ok);
+  }
+  SECTION("an older index without its data file") {
+    fs::remove(dir.path / "model.ckpt-2.data-00000-of-00001");
+    CHECK_FALSE(check().ok);
+  }
+}
+
+TEST_CASE("re-saving a prefix with the same values leaves its files alone") {
+  TempDir dir("saver");
+  Saver saver;
+  Model m;
+  m.set(3);
+  const std::string save_path = (dir.path / "model.ckpt").string();
+  saver.save(m.vars(), save_path, 3);
+  const fs::path index = dir.path / "model.ckpt-3.index";
+  const auto before = fs::last_write_time(index);
+  fs::last_write_time(index, before - std::chrono::hours(1));  // a mark a rewrite would lose
+  saver.save(m.vars(), save_path, 3);
+  CHECK(fs::last_write_time(index) == before - std::chrono::hours(1));
+  m.set(4);  // other values: rewritten
+  saver.save(m.vars(), save_path, 3);
+  CHECK(fs::last_write_time(index) != before - std::chrono::hours(1));
+  CHECK(hookfuse::io::CheckpointReader(dir.path / "model.ckpt-3").get_tensor<std::int64_t>(
+            "global_step") == std::vector<std::int64_t>{4});
 }

@@ -11,15 +11,21 @@
 //
 // Crash safety of one save(): both bundle files are written under temporary names, fsync'd and
 // renamed into place (BundleWriter), then the state file is replaced atomically
-// (update_checkpoint_state), then the checkpoints retention drops are deleted. A process killed
+// (update_checkpoint_state), then the checkpoints retention drops are deleted and the state
+// file written again without them (tf.train.CheckpointManager's order). A process killed
 // at any instant leaves the state file naming a complete checkpoint (the previous one, or the
-// new one), except when it re-saves the only checkpoint it lists under the same prefix.
+// new one). Re-saving an existing prefix with the same contents (what a restarted session does
+// with the step it restored) leaves its files alone; with other contents the files are
+// replaced, and the state file first names the previous checkpoint when there is one: only
+// replacing the one checkpoint listed, with other values, has an instant without it.
 #pragma once
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <exception>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -80,8 +86,10 @@ inline void remove_checkpoint_files(const std::filesystem::path& prefix) {
 }
 
 /// Removes what a killed writer left in `dir`: "<basename>-*.tempstate*" (bundle temporaries,
-/// BundleWriter) and "<state file>.tmp-*" (state file temporaries, AtomicFileWriter).
-inline void remove_stale_temporaries(const std::filesystem::path& dir, const std::string& basename,
+/// BundleWriter), "<state file>.tmp-*" (state file temporaries, AtomicFileWriter), and
+/// "<basename>-*.data-NNNNN-of-NNNNN" files without their ".index" (a save killed between its
+/// two renames, or a deletion killed between its two unlinks: unreadable without the index).
+inline void remove_stale_files(const std::filesystem::path& dir, const std::string& basename,
                                      std::string_view state_filename) {
   const std::string bundle_stem = basename + "-";
   const std::string state_stem = std::string(state_filename) + ".tmp-";
@@ -90,12 +98,43 @@ inline void remove_stale_temporaries(const std::filesystem::path& dir, const std
   for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if ((name.starts_with(bundle_stem) && name.find(".tempstate") != std::string::npos) ||
-        name.starts_with(state_stem))
+        name.starts_with(state_stem)) {
+      stale.push_back(it->path());
+      continue;
+    }
+    const std::size_t data = name.rfind(".data-");
+    if (!name.starts_with(bundle_stem) || data == std::string::npos ||
+        name.size() != data + 20 || name.compare(data + 11, 4, "-of-") != 0)
+      continue;
+    std::error_code exists_ec;
+    if (!std::filesystem::exists(dir / (name.substr(0, data) + ".index"), exists_ec) && !exists_ec)
       stale.push_back(it->path());
   }
   for (const auto& p : stale) {
     std::error_code rm;
     std::filesystem::remove(p, rm);
+  }
+}
+
+/// True when checkpoint `prefix` exists and holds exactly `views` (names, dtypes, shapes and
+/// bytes, CRCs checked): re-saving it (a restarted session saves the step it restored) then
+/// leaves the files alone, so that they are never missing for a moment.
+inline bool bundle_holds(const std::filesystem::path& prefix, const std::vector<VarView>& views) {
+  std::error_code ec;
+  if (!std::filesystem::exists(meta_filename(prefix), ec)) return false;
+  try {
+    const BundleReader reader(prefix);
+    if (reader.entries().size() != views.size()) return false;
+    for (const VarView& v : views) {
+      if (!reader.contains(v.name)) return false;
+      const BundleEntry& e = reader.entry(v.name);
+      if (e.sliced || e.dtype != v.dtype || e.shape != v.shape) return false;
+      const std::vector<std::byte> bytes = reader.lookup_bytes(v.name);
+      if (!bytes.empty() && std::memcmp(bytes.data(), v.data, bytes.size()) != 0) return false;
+    }
+    return true;
+  } catch (const std::exception&) {
+    return false;  // unreadable or damaged: write it again
   }
 }
 
@@ -161,33 +200,41 @@ class Saver {
       ::hookfuse::detail::fail<IoError>("Saver.save: parent directory of " + prefix +
                                         " doesn't exist, can't save (" + dir.string() + ")");
     if (cleaned_dirs_.insert(dir).second)
-      detail::remove_stale_temporaries(dir, std::filesystem::path(save_path).filename().string(),
+      detail::remove_stale_files(dir, std::filesystem::path(save_path).filename().string(),
                                        kCheckpointStateFilename);
-    step_back_before_replacing(abs, dir);
-
-    BundleWriter writer(abs);
-    for (const detail::VarView& v : views) detail::add_to_bundle(writer, v.name, v);
-    writer.finish();
+    if (!detail::bundle_holds(abs, views)) {
+      step_back_before_replacing(abs, dir);
+      BundleWriter writer(abs);
+      for (const detail::VarView& v : views) detail::add_to_bundle(writer, v.name, v);
+      writer.finish();
+    }
 
     const double now = clock_();
     std::erase_if(last_, [&](const Kept& k) { return k.prefix == abs; });
     last_.push_back({abs, now});
-    std::vector<std::filesystem::path> to_delete;
     if (max_to_keep_ <= 0) {
       last_.erase(last_.begin(), last_.end() - 1);  // lists only the newest; deletes nothing
-    } else {
-      while (last_.size() > static_cast<std::size_t>(max_to_keep_)) {
-        const Kept dropped = last_.front();
-        last_.erase(last_.begin());
-        if (dropped.timestamp - keep_every_n_hours_ * 3600.0 >= last_preserved_) {
-          last_preserved_ = dropped.timestamp;  // preserved on disk, no longer listed
-        } else {
-          to_delete.push_back(dropped.prefix);
-        }
+      write_state(dir);
+      return prefix;
+    }
+    // As tf.train.CheckpointManager: the state file first names the new checkpoint with the
+    // ones about to go still listed, then they go, then it is written again without them. A
+    // kill in between leaves them listed, so the next process's retention deletes them: no
+    // checkpoint is ever left on disk unlisted by accident.
+    write_state(dir);
+    if (last_.size() <= static_cast<std::size_t>(max_to_keep_)) return prefix;
+    std::vector<std::filesystem::path> to_delete;
+    while (last_.size() > static_cast<std::size_t>(max_to_keep_)) {
+      const Kept dropped = last_.front();
+      last_.erase(last_.begin());
+      if (dropped.timestamp - keep_every_n_hours_ * 3600.0 >= last_preserved_) {
+        last_preserved_ = dropped.timestamp;  // preserved on disk, no longer listed
+      } else {
+        to_delete.push_back(dropped.prefix);
       }
     }
-    write_state(dir);
     for (const auto& p : to_delete) detail::remove_checkpoint_files(p);
+    write_state(dir);
     return prefix;
   }
 
