@@ -8,14 +8,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <hookfuse/hooks/session_run_hook.hpp>
 #include <initializer_list>
 #include <iterator>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <hookfuse/hooks/session_run_hook.hpp>
 
 namespace hookfuse_test {
 

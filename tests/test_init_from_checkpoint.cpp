@@ -2,15 +2,13 @@
 // tensors written by the test itself through BundleWriter, and the fixture's documented values
 // (fixtures/FORMATS.md: ckpt_tf1_half_plus_three holds a = 0.5, b = 3.0, c = 3.0, float
 // scalars).
+#include <array>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <filesystem>
 #include <hookfuse/io/bundle_writer.hpp>
 #include <hookfuse/io/init_from_checkpoint.hpp>
 #include <hookfuse/io/saver.hpp>
-
-#include <catch2/catch.hpp>
-
-#include <array>
-#include <cstdint>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -54,8 +52,7 @@ TEST_CASE("{'old/': 'new/'} loads old/w into new/w and old/b into new/b") {
   CHECK(b == std::vector<float>{-1.0f, -2.0f});
   CHECK(untouched == std::vector<float>{9.0f, 9.0f});
   CHECK(r.checkpoint == prefix);
-  CHECK(r.variables ==
-        std::vector<InitializedVariable>{{"new/w", "old/w"}, {"new/b", "old/b"}});
+  CHECK(r.variables == std::vector<InitializedVariable>{{"new/w", "old/w"}, {"new/b", "old/b"}});
 }
 
 TEST_CASE("a directory resolves to its latest checkpoint; single renames and '/': '/'") {
@@ -87,8 +84,9 @@ TEST_CASE("a directory resolves to its latest checkpoint; single renames and '/'
     TempDir empty("warm_empty");
     std::vector<float> x(2, 0.0f);
     const std::vector<TestVar> vars = {test_var("model/x", {2}, x)};
-    CHECK_THAT(error_of<hookfuse::io::NotFoundError>(
-                   [&] { (void)init_from_checkpoint(empty.path, {{"/", "/"}}, vars); }),
+    CHECK_THAT(error_of<hookfuse::io::NotFoundError>([&] {
+                 (void)init_from_checkpoint(empty.path, {{"/", "/"}}, vars);
+               }),
                Catch::Contains(empty.path.string()));
   }
 }
@@ -100,18 +98,19 @@ TEST_CASE("init_from_checkpoint errors name both names and shapes; nothing is wr
 
   SECTION("a name missing in the checkpoint") {
     const std::vector<TestVar> vars = {test_var("new/w", {3}, w), test_var("new/c", {4}, c)};
-    const std::string msg = error_of<hookfuse::ValueError>(
-        [&] { (void)init_from_checkpoint(prefix, {{"old/", "new/"}}, vars); });
-    CHECK_THAT(msg, Catch::Contains("tensor 'old/c'") &&
-                        Catch::Contains("'new/c' (DT_FLOAT [4])") &&
-                        Catch::Contains("not in the checkpoint") &&
-                        Catch::Contains("model.ckpt-7.index"));
+    const std::string msg = error_of<hookfuse::ValueError>([&] {
+      (void)init_from_checkpoint(prefix, {{"old/", "new/"}}, vars);
+    });
+    CHECK_THAT(
+        msg, Catch::Contains("tensor 'old/c'") && Catch::Contains("'new/c' (DT_FLOAT [4])") &&
+                 Catch::Contains("not in the checkpoint") && Catch::Contains("model.ckpt-7.index"));
     CHECK(w == std::vector<float>(3, 0.0f));  // old/w was fine, but nothing is written
   }
   SECTION("a shape mismatch") {
     const std::vector<TestVar> vars = {test_var("new/b", {2}, b), test_var("new/w", {1, 3}, w)};
-    const std::string msg = error_of<hookfuse::ValueError>(
-        [&] { (void)init_from_checkpoint(prefix, {{"old/", "new/"}}, vars); });
+    const std::string msg = error_of<hookfuse::ValueError>([&] {
+      (void)init_from_checkpoint(prefix, {{"old/", "new/"}}, vars);
+    });
     CHECK_THAT(msg, Catch::Contains("'new/w' (DT_FLOAT [1,3])") &&
                         Catch::Contains("tensor 'old/w' (DT_FLOAT [3])"));
     CHECK(b == std::vector<float>(2, 0.0f));
@@ -119,27 +118,31 @@ TEST_CASE("init_from_checkpoint errors name both names and shapes; nothing is wr
   SECTION("a dtype mismatch") {
     std::vector<double> wd(3, 0.0);
     const std::vector<TestVar> vars = {test_var("new/w", {3}, wd)};
-    const std::string msg = error_of<hookfuse::ValueError>(
-        [&] { (void)init_from_checkpoint(prefix, {{"old/w", "new/w"}}, vars); });
+    const std::string msg = error_of<hookfuse::ValueError>([&] {
+      (void)init_from_checkpoint(prefix, {{"old/w", "new/w"}}, vars);
+    });
     CHECK_THAT(msg, Catch::Contains("'new/w' (DT_DOUBLE [3])") &&
                         Catch::Contains("'old/w' (DT_FLOAT [3])"));
   }
   SECTION("a scope key without its trailing '/'") {
     const std::vector<TestVar> vars = {test_var("new/w", {3}, w)};
-    const std::string msg = error_of<hookfuse::ValueError>(
-        [&] { (void)init_from_checkpoint(prefix, {{"old", "new/"}}, vars); });
+    const std::string msg = error_of<hookfuse::ValueError>([&] {
+      (void)init_from_checkpoint(prefix, {{"old", "new/"}}, vars);
+    });
     CHECK_THAT(msg, Catch::Contains("{'old': 'new/'}") && Catch::Contains("end with '/'"));
   }
   SECTION("a mapped model variable that does not exist") {
     const std::vector<TestVar> vars = {test_var("new/w", {3}, w)};
-    const std::string msg = error_of<hookfuse::ValueError>(
-        [&] { (void)init_from_checkpoint(prefix, {{"old/w", "new/typo"}}, vars); });
+    const std::string msg = error_of<hookfuse::ValueError>([&] {
+      (void)init_from_checkpoint(prefix, {{"old/w", "new/typo"}}, vars);
+    });
     CHECK_THAT(msg, Catch::Contains("'new/typo' is not a variable of the model"));
   }
   SECTION("a model scope without variables") {
     const std::vector<TestVar> vars = {test_var("new/w", {3}, w)};
-    const std::string msg = error_of<hookfuse::ValueError>(
-        [&] { (void)init_from_checkpoint(prefix, {{"old/", "nothing/"}}, vars); });
+    const std::string msg = error_of<hookfuse::ValueError>([&] {
+      (void)init_from_checkpoint(prefix, {{"old/", "nothing/"}}, vars);
+    });
     CHECK_THAT(msg, Catch::Contains("no variable in scope 'nothing/'"));
   }
 }
@@ -165,4 +168,20 @@ TEST_CASE("fixture: ckpt_tf1_half_plus_three (TensorFlow's) initialises renamed 
   CHECK(b[0] == 3.0f);
   CHECK(c[0] == 3.0f);
   CHECK(r.variables.size() == 3);
+}
+
+TEST_CASE("the Logger overload logs one TensorFlow-style INFO line per variable set") {
+  TempDir dir("warm");
+  const std::string prefix = write_pretrained(dir.path);
+  struct Lines {
+    std::vector<std::string> lines;
+    void log(hookfuse::Severity s, std::string_view line) {
+      if (s == hookfuse::Severity::info) lines.emplace_back(line);
+    }
+  } logger;
+  std::vector<float> w(3, 0.0f);
+  const std::vector<TestVar> vars = {test_var("new/w", {3}, w)};
+  (void)init_from_checkpoint(prefix, {{"old/w", "new/w"}}, vars, logger);
+  CHECK(logger.lines == std::vector<std::string>{"Initialize variable new/w from checkpoint " +
+                                                 prefix + " with old/w"});
 }

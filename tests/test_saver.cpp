@@ -3,19 +3,17 @@
 // (text_format of CheckpointState, fields in number order, doubles as Python's repr) lists
 // the kept checkpoints oldest first in the order saved, relative to the directory; retention
 // drops the oldest beyond max_to_keep; max_to_keep=0 keeps every file and lists the newest.
-#include <hookfuse/io/checkpoint_reader.hpp>
-#include <hookfuse/io/saver.hpp>
-
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <bit>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <hookfuse/io/checkpoint_reader.hpp>
+#include <hookfuse/io/saver.hpp>
 #include <limits>
 #include <string>
 #include <utility>
@@ -65,8 +63,10 @@ struct Model {
             test_var("global_step", step)};
   }
   void set(std::int64_t s) {
-    for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(s) + 0.25f * static_cast<float>(i);
-    for (std::size_t i = 0; i < b.size(); ++i) b[i] = -static_cast<float>(s) * 0.5f - static_cast<float>(i);
+    for (std::size_t i = 0; i < w.size(); ++i)
+      w[i] = static_cast<float>(s) + 0.25f * static_cast<float>(i);
+    for (std::size_t i = 0; i < b.size(); ++i)
+      b[i] = -static_cast<float>(s) * 0.5f - static_cast<float>(i);
     step = s;
   }
 };
@@ -209,8 +209,8 @@ TEST_CASE("saving an existing step replaces it and moves it to the end, not dupl
         "all_model_checkpoint_timestamps: 101.0\n"
         "all_model_checkpoint_timestamps: 102.0\n"
         "last_preserved_timestamp: 100.0\n");
-  CHECK(hookfuse::io::CheckpointReader(dir.path / "model.ckpt-10").get_tensor<std::int64_t>("global_step") ==
-        std::vector<std::int64_t>{99});
+  CHECK(hookfuse::io::CheckpointReader(dir.path / "model.ckpt-10")
+            .get_tensor<std::int64_t>("global_step") == std::vector<std::int64_t>{99});
   now = 103.0;
   saver.save(m.vars(), save_path, 30);  // the oldest is now -20
   CHECK(files_in(dir.path) == ckpt_files({10, 30}));
@@ -247,8 +247,11 @@ TEST_CASE("keep_checkpoint_every_n_hours preserves one checkpoint per interval (
 
 TEST_CASE("save/restore round trip is bit for bit for every dtype, scalars and empty tensors") {
   TempDir dir("saver");
-  std::vector<float> f = {0.0f, -0.0f, std::numeric_limits<float>::denorm_min(),
-                          std::bit_cast<float>(0x7fc12345u), std::numeric_limits<float>::infinity(),
+  std::vector<float> f = {0.0f,
+                          -0.0f,
+                          std::numeric_limits<float>::denorm_min(),
+                          std::bit_cast<float>(0x7fc12345u),
+                          std::numeric_limits<float>::infinity(),
                           -3.5f};
   std::vector<double> d = {std::bit_cast<double>(0x7ff8000000000123ull), -1e-300, 2.0};
   std::vector<std::int32_t> i32 = {std::numeric_limits<std::int32_t>::min(), -1, 7};
@@ -256,8 +259,9 @@ TEST_CASE("save/restore round trip is bit for bit for every dtype, scalars and e
   std::vector<float> empty;
   std::int64_t step = 42;
   const std::vector<TestVar> vars = {
-      test_var("f", {2, 3}, f), test_var("d", {3}, d), test_var("i32", {3, 1}, i32),
-      test_var("i64", {}, i64), test_var("empty", {0, 4}, empty), test_var("global_step", step)};
+      test_var("f", {2, 3}, f),         test_var("d", {3}, d),
+      test_var("i32", {3, 1}, i32),     test_var("i64", {}, i64),
+      test_var("empty", {0, 4}, empty), test_var("global_step", step)};
   Saver saver;
   const std::string prefix = saver.save(vars, (dir.path / "model.ckpt").string(), 42);
 
@@ -276,8 +280,9 @@ TEST_CASE("save/restore round trip is bit for bit for every dtype, scalars and e
   std::vector<float> empty2;
   std::int64_t step2 = 0;
   const std::vector<TestVar> into = {
-      test_var("f", {2, 3}, f2), test_var("d", {3}, d2), test_var("i32", {3, 1}, i32b),
-      test_var("i64", {}, i64b), test_var("empty", {0, 4}, empty2), test_var("global_step", step2)};
+      test_var("f", {2, 3}, f2),         test_var("d", {3}, d2),
+      test_var("i32", {3, 1}, i32b),     test_var("i64", {}, i64b),
+      test_var("empty", {0, 4}, empty2), test_var("global_step", step2)};
   saver.restore(into, prefix);
   CHECK(std::memcmp(f.data(), f2.data(), 6 * sizeof(float)) == 0);
   CHECK(std::memcmp(d.data(), d2.data(), 3 * sizeof(double)) == 0);
@@ -371,7 +376,7 @@ TEST_CASE("stale temporaries and index-less data files of a killed process go at
   saver.save(m.vars(), (dir.path / "model.ckpt").string(), 6);
   std::vector<std::string> expected = ckpt_files({6});
   expected.push_back("notes.txt");
-  expected.push_back("other-1.index.tempstate00");  // another basename: not this saver's
+  expected.push_back("other-1.index.tempstate00");         // another basename: not this saver's
   expected.push_back("model.ckpt-3.data-00000-of-00001");  // complete: left alone
   expected.push_back("model.ckpt-3.index");
   std::sort(expected.begin(), expected.end());
@@ -470,6 +475,6 @@ TEST_CASE("re-saving a prefix with the same values leaves its files alone") {
   m.set(4);  // other values: rewritten
   saver.save(m.vars(), save_path, 3);
   CHECK(fs::last_write_time(index) != before - std::chrono::hours(1));
-  CHECK(hookfuse::io::CheckpointReader(dir.path / "model.ckpt-3").get_tensor<std::int64_t>(
-            "global_step") == std::vector<std::int64_t>{4});
+  CHECK(hookfuse::io::CheckpointReader(dir.path / "model.ckpt-3")
+            .get_tensor<std::int64_t>("global_step") == std::vector<std::int64_t>{4});
 }

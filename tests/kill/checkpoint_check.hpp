@@ -18,14 +18,13 @@
 #include <exception>
 #include <filesystem>
 #include <functional>
+#include <hookfuse/io/checkpoint_reader.hpp>
+#include <hookfuse/io/checkpoint_state.hpp>
+#include <hookfuse/io/saver.hpp>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <hookfuse/io/checkpoint_reader.hpp>
-#include <hookfuse/io/checkpoint_state.hpp>
-#include <hookfuse/io/saver.hpp>
 
 namespace hookfuse_test {
 
@@ -41,9 +40,9 @@ using ExpectedCheckpoint = std::map<std::string, ExpectedTensor>;
 
 struct CheckResult {
   bool ok = false;
-  std::string message;      // why not, when !ok
-  std::string prefix;       // the latest checkpoint
-  std::int64_t step = -1;   // its global_step
+  std::string message;     // why not, when !ok
+  std::string prefix;      // the latest checkpoint
+  std::int64_t step = -1;  // its global_step
 };
 
 namespace detail {
@@ -114,8 +113,8 @@ inline CheckResult check_checkpoint_dir(
     hookfuse::io::Saver saver;
     const auto [restored, state] = restore_into(saver, dir);
     if (!restored || std::filesystem::path(*restored) != *latest) {
-      r.message = "restore_latest returned " + restored.value_or("nothing") + ", expected " +
-                  r.prefix;
+      r.message =
+          "restore_latest returned " + restored.value_or("nothing") + ", expected " + r.prefix;
       return r;
     }
     if (const std::string diff = detail::compare(state, want); !diff.empty()) {

@@ -12,9 +12,8 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
-#include <string>
-
 #include <hookfuse/io/saver.hpp>
+#include <string>
 
 #include "kill_model.hpp"
 

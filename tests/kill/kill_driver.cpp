@@ -7,8 +7,8 @@
 // new checkpoints plus a random 0-10 ms (mid-save most of the time), or 0-10 ms after it
 // starts (during its restore and the re-save of the restored step). Prints one line per failed
 // check and a summary (at the end, at most one complete checkpoint may be unlisted: the last
-// kill's, written but not yet named by the state file); exits 0 when every check passed, 1 otherwise, 2 on a usage or harness
-// error. Times are only waited for, never asserted.
+// kill's, written but not yet named by the state file); exits 0 when every check passed, 1
+// otherwise, 2 on a usage or harness error. Times are only waited for, never asserted.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,13 +18,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <hookfuse/io/checkpoint_state.hpp>
 #include <optional>
 #include <random>
 #include <string>
 #include <thread>
 #include <utility>
-
-#include <hookfuse/io/checkpoint_state.hpp>
 
 #include "checkpoint_check.hpp"
 #include "kill_model.hpp"

@@ -110,7 +110,8 @@ InitFromCheckpointResult init_from_checkpoint(const std::filesystem::path& ckpt_
           where + ": " + pair + ": '" + model_name +
           "' is not a variable of the model, and a scope mapping needs both names to end with "
           "'/' ('old_scope/': 'new_scope/', or '/': '/' for all variables)");
-    const std::string scope = model_name == "/" ? std::string() : model_name.substr(0, model_name.size() - 1);
+    const std::string scope =
+        model_name == "/" ? std::string() : model_name.substr(0, model_name.size() - 1);
     bool any = false;
     for (const auto& v : views) {
       if (!scope.empty() && !(v.name.starts_with(scope) && v.name.size() > scope.size() &&
@@ -121,8 +122,8 @@ InitFromCheckpointResult init_from_checkpoint(const std::filesystem::path& ckpt_
       any = true;
     }
     if (!any)
-      ::hookfuse::detail::fail<ValueError>(where + ": " + pair + ": the model has no variable in scope '" +
-                                           model_name + "'");
+      ::hookfuse::detail::fail<ValueError>(
+          where + ": " + pair + ": the model has no variable in scope '" + model_name + "'");
   }
 
   std::vector<detail::TensorAssignment> plan;
@@ -136,9 +137,9 @@ InitFromCheckpointResult init_from_checkpoint(const std::filesystem::path& ckpt_
   for (const auto& a : plan)
     if (std::string p = detail::assignment_problem(reader, a); !p.empty()) problems += "\n  " + p;
   if (!problems.empty())
-    ::hookfuse::detail::fail<ValueError>(where + ": checkpoint " + reader.index_path().string() +
-                                         " cannot initialise the model; nothing was written:" +
-                                         problems);
+    ::hookfuse::detail::fail<ValueError>(
+        where + ": checkpoint " + reader.index_path().string() +
+        " cannot initialise the model; nothing was written:" + problems);
   detail::read_all_or_nothing(reader, plan, where);
   return result;
 }
@@ -147,8 +148,8 @@ InitFromCheckpointResult init_from_checkpoint(const std::filesystem::path& ckpt_
 /// ("Initialize variable new/w from checkpoint D with old/w").
 template <class Vars, Logger L>
 InitFromCheckpointResult init_from_checkpoint(const std::filesystem::path& ckpt_dir_or_prefix,
-                                              const AssignmentMap& assignment_map,
-                                              const Vars& vars, L& logger) {
+                                              const AssignmentMap& assignment_map, const Vars& vars,
+                                              L& logger) {
   InitFromCheckpointResult r = init_from_checkpoint(ckpt_dir_or_prefix, assignment_map, vars);
   for (const auto& v : r.variables)
     logger.log(Severity::info, "Initialize variable " + v.variable + " from checkpoint " +

@@ -24,9 +24,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <exception>
-#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -52,8 +52,7 @@ namespace detail {
 
 /// Seconds since the Unix epoch (Python's time.time()), the state file's timestamps.
 inline double unix_time_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 /// `p` absolute and lexically normal: one spelling per checkpoint, whatever the caller's.
@@ -67,9 +66,9 @@ inline std::filesystem::path canonical_prefix(const std::filesystem::path& p) {
 inline void remove_checkpoint_files(const std::filesystem::path& prefix) {
   std::error_code ec;
   std::filesystem::remove(meta_filename(prefix), ec);
-  if (ec) StderrLogger{}.log(Severity::warning, "Ignoring: cannot delete " +
-                                                    meta_filename(prefix).string() + ": " +
-                                                    ec.message());
+  if (ec)
+    StderrLogger{}.log(Severity::warning, "Ignoring: cannot delete " +
+                                              meta_filename(prefix).string() + ": " + ec.message());
   const std::string data_stem = prefix.filename().string() + ".data-";
   for (std::filesystem::directory_iterator it(parent_dir(prefix), ec), end; !ec && it != end;
        it.increment(ec)) {
@@ -80,8 +79,9 @@ inline void remove_checkpoint_files(const std::filesystem::path& prefix) {
       continue;
     std::error_code rm;
     std::filesystem::remove(it->path(), rm);
-    if (rm) StderrLogger{}.log(Severity::warning, "Ignoring: cannot delete " +
-                                                      it->path().string() + ": " + rm.message());
+    if (rm)
+      StderrLogger{}.log(Severity::warning,
+                         "Ignoring: cannot delete " + it->path().string() + ": " + rm.message());
   }
 }
 
@@ -90,7 +90,7 @@ inline void remove_checkpoint_files(const std::filesystem::path& prefix) {
 /// "<basename>-*.data-NNNNN-of-NNNNN" files without their ".index" (a save killed between its
 /// two renames, or a deletion killed between its two unlinks: unreadable without the index).
 inline void remove_stale_files(const std::filesystem::path& dir, const std::string& basename,
-                                     std::string_view state_filename) {
+                               std::string_view state_filename) {
   const std::string bundle_stem = basename + "-";
   const std::string state_stem = std::string(state_filename) + ".tmp-";
   std::vector<std::filesystem::path> stale;
@@ -103,8 +103,8 @@ inline void remove_stale_files(const std::filesystem::path& dir, const std::stri
       continue;
     }
     const std::size_t data = name.rfind(".data-");
-    if (!name.starts_with(bundle_stem) || data == std::string::npos ||
-        name.size() != data + 20 || name.compare(data + 11, 4, "-of-") != 0)
+    if (!name.starts_with(bundle_stem) || data == std::string::npos || name.size() != data + 20 ||
+        name.compare(data + 11, 4, "-of-") != 0)
       continue;
     std::error_code exists_ec;
     if (!std::filesystem::exists(dir / (name.substr(0, data) + ".index"), exists_ec) && !exists_ec)
@@ -201,7 +201,7 @@ class Saver {
                                         " doesn't exist, can't save (" + dir.string() + ")");
     if (cleaned_dirs_.insert(dir).second)
       detail::remove_stale_files(dir, std::filesystem::path(save_path).filename().string(),
-                                       kCheckpointStateFilename);
+                                 kCheckpointStateFilename);
     if (!detail::bundle_holds(abs, views)) {
       step_back_before_replacing(abs, dir);
       BundleWriter writer(abs);

@@ -54,8 +54,8 @@ template <class S>
     return s;
   } else {
     const auto dims = s.dims();
-    return TensorShape(std::span<const std::int64_t>(std::ranges::data(dims),
-                                                     std::ranges::size(dims)));
+    return TensorShape(
+        std::span<const std::int64_t>(std::ranges::data(dims), std::ranges::size(dims)));
   }
 }
 
@@ -93,8 +93,7 @@ template <class Vars>
                                            view.shape.debug_string() +
                                            ", expected non-negative dimensions");
     if (*n > 0 && view.data == nullptr)
-      ::hookfuse::detail::fail<ValueError>(where + ": variable '" + name +
-                                           "' has no data pointer");
+      ::hookfuse::detail::fail<ValueError>(where + ": variable '" + name + "' has no data pointer");
     out.push_back(std::move(view));
   }
   return out;
@@ -107,11 +106,20 @@ inline void add_to_bundle(BundleWriter& writer, std::string_view key, const VarV
     writer.add(key, v.shape, std::span<const T>(static_cast<const T*>(v.data), n));
   };
   switch (v.dtype) {
-    case DataType::DT_FLOAT: add(static_cast<const float*>(nullptr)); break;
-    case DataType::DT_DOUBLE: add(static_cast<const double*>(nullptr)); break;
-    case DataType::DT_INT32: add(static_cast<const std::int32_t*>(nullptr)); break;
-    case DataType::DT_INT64: add(static_cast<const std::int64_t*>(nullptr)); break;
-    default: break;  // view_variables refused it
+    case DataType::DT_FLOAT:
+      add(static_cast<const float*>(nullptr));
+      break;
+    case DataType::DT_DOUBLE:
+      add(static_cast<const double*>(nullptr));
+      break;
+    case DataType::DT_INT32:
+      add(static_cast<const std::int32_t*>(nullptr));
+      break;
+    case DataType::DT_INT64:
+      add(static_cast<const std::int64_t*>(nullptr));
+      break;
+    default:
+      break;  // view_variables refused it
   }
 }
 
