@@ -478,3 +478,30 @@ TEST_CASE("re-saving a prefix with the same values leaves its files alone") {
   CHECK(hookfuse::io::CheckpointReader(dir.path / "model.ckpt-3")
             .get_tensor<std::int64_t>("global_step") == std::vector<std::int64_t>{4});
 }
+
+TEST_CASE(
+    "re-saving the newest prefix with other values first points the state at the one before") {
+  // The moment between removing the old index and renaming the new one in cannot be observed
+  // from outside; a failure at that point can: model.ckpt-2.index replaced by a directory makes
+  // the writer's removal of the old index fail after the saver stepped the state file back.
+  TempDir dir("saver");
+  double now = 10.0;
+  Saver saver(Opts{}, [&] { return now; });
+  Model m;
+  const std::string save_path = (dir.path / "model.ckpt").string();
+  m.set(1);
+  saver.save(m.vars(), save_path, 1);
+  now = 11.0;
+  m.set(2);
+  saver.save(m.vars(), save_path, 2);
+  fs::remove(dir.path / "model.ckpt-2.index");
+  fs::create_directory(dir.path / "model.ckpt-2.index");
+  m.set(3);
+  CHECK_THROWS_AS(saver.save(m.vars(), save_path, 2), hookfuse::io::IoError);
+  CHECK(read_text(dir.path / "checkpoint") ==
+        "model_checkpoint_path: \"model.ckpt-1\"\n"
+        "all_model_checkpoint_paths: \"model.ckpt-1\"\n"
+        "all_model_checkpoint_timestamps: 10.0\n"
+        "last_preserved_timestamp: 10.0\n");
+  CHECK(hookfuse::io::latest_checkpoint(dir.path) == dir.path / "model.ckpt-1");
+}
