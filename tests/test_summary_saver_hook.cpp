@@ -316,3 +316,45 @@ TEST_CASE("StepCounterHook writes global_step/sec = steps / fake-clock seconds",
   // The log lines are unchanged.
   CHECK(lines == std::vector<std::string>{"global_step/sec: 4", "global_step/sec: 0.275862"});
 }
+
+TEST_CASE("SummarySaverHook: a summary outside the loss's graph is computed only when it fires",
+          "[summary][summary_saver]") {
+  // The summary reads a placeholder "z" that the loss does not: the caller feeds z only in the
+  // runs where the hook fires (1 and 9 with save_steps = 8). Were the summary computed in runs
+  // 2..8, reading the unfed z would throw ShapeError there.
+  ScratchDir dir;
+  auto writer = io::create_file_writer(dir.path());
+  hookfuse_test::LrModel m;
+  Placeholder<"z", float, 1> z;
+  auto z_sum = summary::scalar<"z_sum">(reduce_sum(z));
+  MonitoredTrainingSession session(
+      m.train_op(), caller_feeds(1),
+      hooks(SummarySaverHook({.save_steps = 8, .summary_writer = writer},
+                             summary::merge(z_sum))),
+      z_sum);
+  float x = 1.0f, y = 2.0f;
+  for (int run = 1; run <= 9; ++run) {
+    float zv = 10.0f * static_cast<float>(run);
+    if (run == 1 || run == 9)
+      CHECK_NOTHROW(session.run(feed<"x">(&x, 1), feed<"y">(&y, 1), feed<"z">(&zv, 1)));
+    else
+      CHECK_NOTHROW(session.run(feed<"x">(&x, 1), feed<"y">(&y, 1)));
+  }
+  session.close();
+  const auto events = io::read_events(writer->path());
+  CHECK(summary_steps(events, "z_sum") == std::vector<std::int64_t>{1, 9});
+  std::vector<double> values;
+  for (const auto& e : events)
+    if (const auto* v = find_value(e, "z_sum")) values.push_back(*v->scalar());
+  CHECK(values == std::vector<double>{10.0, 90.0});
+}
+
+TEST_CASE("Control: reading an unfed placeholder in a run throws, so the test above can fail",
+          "[summary][summary_saver]") {
+  hookfuse_test::LrModel m;
+  Placeholder<"z", float, 1> z;
+  auto z_sum = named<"z_sum">(reduce_sum(z));
+  MonitoredTrainingSession session(m.train_op(), caller_feeds(1), hooks(), z_sum);
+  float x = 1.0f, y = 2.0f;
+  CHECK_THROWS_AS(session.run<"z_sum">(feed<"x">(&x, 1), feed<"y">(&y, 1)), ShapeError);
+}
