@@ -92,14 +92,14 @@ TEST_CASE("summary declarations are the tensors they summarize, listed at compil
           "[summary]") {
   hookfuse_test::LrModel m;
   auto loss = m.loss();
-  auto s_loss = summary::scalar<"train_loss">(loss);     // a named tensor: fetched as "loss"
+  auto s_loss = summary::scalar<"train_loss">(loss);          // a named tensor: fetched as "loss"
   auto s_mean = summary::scalar<"x_mean">(reduce_mean(m.x));  // unnamed: becomes "x_mean"
-  auto s_w = summary::histogram<"weights">(m.W);         // a Variable: fetched as "W"
+  auto s_w = summary::histogram<"weights">(m.W);              // a Variable: fetched as "W"
   using S = decltype(summary::merge(s_loss, s_mean, s_w));
-  static_assert(std::is_same_v<
-                S, summary::Merged<summary::Spec<summary::Kind::scalar, "train_loss", "loss">,
-                                   summary::Spec<summary::Kind::scalar, "x_mean", "x_mean">,
-                                   summary::Spec<summary::Kind::histogram, "weights", "W">>>);
+  static_assert(
+      std::is_same_v<S, summary::Merged<summary::Spec<summary::Kind::scalar, "train_loss", "loss">,
+                                        summary::Spec<summary::Kind::scalar, "x_mean", "x_mean">,
+                                        summary::Spec<summary::Kind::histogram, "weights", "W">>>);
   // Passed to a graph, a declaration puts its tensor there under the fetched name; one on the
   // loss itself adds nothing.
   auto g = bind(1, s_loss, s_mean, s_w);
@@ -126,7 +126,8 @@ TEST_CASE("SummarySaverHook(save_steps = 8): START and summaries at steps 1, 9, 
     MonitoredTrainingSession session(
         m.train_op(), CountingInput{},
         hooks(SummarySaverHook({.save_steps = 8, .output_dir = dir.path()}, summaries)), x_mean);
-    for (int run = 1; run <= 30; ++run) fetched_loss.push_back(session.run<"loss">()->get<"loss">().item());
+    for (int run = 1; run <= 30; ++run)
+      fetched_loss.push_back(session.run<"loss">()->get<"loss">().item());
     session.close();  // end(): flushes
   }
   const auto events = events_of(dir.path());
@@ -155,7 +156,8 @@ TEST_CASE("SummarySaverHook(save_steps = 8): START and summaries at steps 1, 9, 
     CHECK(e.summary.value[2].tag == "x_mean");
     const auto k = static_cast<double>(e.step);  // written at step k: run k's values
     // The loss the session returned for run k, and by hand y^2 = k^2 (W = b = 0).
-    CHECK(e.summary.value[0].scalar() == std::optional<double>(fetched_loss[static_cast<std::size_t>(e.step - 1)]));
+    CHECK(e.summary.value[0].scalar() ==
+          std::optional<double>(fetched_loss[static_cast<std::size_t>(e.step - 1)]));
     CHECK(e.summary.value[0].scalar() == std::optional<double>(k * k));
     CHECK(e.summary.value[0].kind == io::SummaryValue::Kind::tensor);  // the writer's default
     // Histogram of the batch's x (one value, k / 4).
@@ -329,8 +331,7 @@ TEST_CASE("SummarySaverHook: a summary outside the loss's graph is computed only
   auto z_sum = summary::scalar<"z_sum">(reduce_sum(z));
   MonitoredTrainingSession session(
       m.train_op(), caller_feeds(1),
-      hooks(SummarySaverHook({.save_steps = 8, .summary_writer = writer},
-                             summary::merge(z_sum))),
+      hooks(SummarySaverHook({.save_steps = 8, .summary_writer = writer}, summary::merge(z_sum))),
       z_sum);
   float x = 1.0f, y = 2.0f;
   for (int run = 1; run <= 9; ++run) {

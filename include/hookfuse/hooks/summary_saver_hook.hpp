@@ -96,7 +96,8 @@ class SummarySaverHook<summary::Merged<Specs...>, C> {
     if (!next_step_) writer.add_session_log(io::SessionLog::START, global_step);
     if (request_) {
       (void)timer_.update_last_triggered_step(global_step);
-      if constexpr (sizeof...(Specs) > 0) writer.add_summary(make_summary(values, writer), global_step);
+      if constexpr (sizeof...(Specs) > 0)
+        writer.add_summary(make_summary(values, writer), global_step);
     }
     next_step_ = detail::saturating_add(global_step, 1);
   }

@@ -77,8 +77,9 @@ class SummaryWriterRef {
   template <class Dir>
   static std::shared_ptr<io::SummaryWriter> open(const Dir& output_dir) {
     using Cache = typename detail::dependent<Dir, io::SummaryWriterCache>::type;
-    static_assert(requires { sizeof(Cache); },
-                  "hookfuse: a hook's output_dir needs #include <hookfuse/io/summary_writer_cache.hpp>");
+    static_assert(
+        requires { sizeof(Cache); },
+        "hookfuse: a hook's output_dir needs #include <hookfuse/io/summary_writer_cache.hpp>");
     if constexpr (std::is_convertible_v<const Dir&, std::string_view>)
       return Cache::get(std::string_view(output_dir));
     else
