@@ -8,6 +8,7 @@
 #include "hookfuse/autodiff/linalg_ops.hpp"
 #include "hookfuse/autodiff/reduce_ops.hpp"
 #include "hookfuse/autodiff/storage.hpp"
+#include "hookfuse/autodiff/summary.hpp"
 #include "hookfuse/autodiff/tape.hpp"
 #include "hookfuse/autodiff/threads.hpp"
 #include "hookfuse/autodiff/variable.hpp"

@@ -135,6 +135,8 @@ bool same_tensor(const Entries& entries, const E& e) {
              return (same_tensor<Entry::children[K]>(entries, std::get<K>(e.children)) && ... &&
                      true);
            }(std::make_index_sequence<Entry::children.size()>{});
+  } else if constexpr (requires { typename E::summarized_type; }) {
+    return same_tensor<I>(entries, e.tensor);  // a summary declaration: its tensor's entry
   } else {
     return same_tensor<I>(entries, e.expr);  // Named<N, X>: X's entry
   }
@@ -218,7 +220,10 @@ template <class T, class E>
 constexpr auto flatten(T tape, const E& e) {
   using Names = typename T::names_type;
   constexpr std::size_t n = size_of_tape<T>;
-  if constexpr (requires { typename E::op_type; }) {
+  if constexpr (requires { typename E::summarized_type; }) {
+    // A summary declaration (summary::scalar<"loss">(t), autodiff/summary.hpp) is its tensor.
+    return flatten(std::move(tape), e.tensor);
+  } else if constexpr (requires { typename E::op_type; }) {
     auto [t2, idx] = flatten_children<0>(std::move(tape), e.children, std::index_sequence<>{});
     constexpr std::size_t m = size_of_tape<decltype(t2)>;
     auto t3 = append_op<typename E::op_type, typename E::scalar, E::dims, E::requires_grad>(

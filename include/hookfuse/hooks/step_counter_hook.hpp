@@ -11,6 +11,7 @@
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
+#include "hookfuse/hooks/summary_writer_ref.hpp"
 #include "hookfuse/hooks/timer.hpp"
 #include "hookfuse/logging.hpp"
 
@@ -26,19 +27,40 @@ namespace hookfuse {
 /// been increased. Current value (could be stable): 7 vs previous value: 7. You could increase
 /// ...", at most 5 times per session (TensorFlow: 5 times per process; here begin() resets the
 /// count).
+///
+/// With `output_dir` or `summary_writer` (hosted builds; TF's arguments of the same names) it
+/// also writes each reported rate as the scalar summary "global_step/sec" (TF's tag,
+/// `<global step name>/sec`) at the global step after the triggering run (TF reads the global
+/// step again after the train op: global step 11 above), through the writer's add_scalar (its
+/// ScalarForm; TF 1 writes `simple_value`, ScalarForm::simple_value). `summary_writer` wins when
+/// both are given. Without either, nothing more happens: no allocation, one null check per
+/// report.
 template <Clock C = SteadyClock, Logger L = StderrLogger>
 class StepCounterHook {
  public:
   struct Options {
     std::optional<std::int64_t> every_n_steps = std::nullopt;
     std::optional<double> every_n_secs = std::nullopt;
+#ifndef HOOKFUSE_EMBEDDED
+    /// The directory whose shared writer (io::SummaryWriterCache) gets "global_step/sec".
+    SummaryWriterRef output_dir = {};
+    /// The writer that gets "global_step/sec" (wins over output_dir).
+    SummaryWriterRef summary_writer = {};
+#endif
   };
   explicit StepCounterHook(Options options = {}, C clock = C{}, L logger = L{})
       : timer_(options.every_n_secs,
                (!options.every_n_steps && !options.every_n_secs) ? std::optional<std::int64_t>(100)
                                                                  : options.every_n_steps,
                clock),
-        logger_(logger) {}
+        logger_(logger)
+#ifndef HOOKFUSE_EMBEDDED
+        ,
+        writer_(options.summary_writer ? std::move(options.summary_writer)
+                                       : std::move(options.output_dir))
+#endif
+  {
+  }
 
   /// Starts a session: resets the interval timer, the stalled-step comparison and the count of
   /// stalled-step warnings.
@@ -58,6 +80,9 @@ class StepCounterHook {
         auto elapsed = timer_.update_last_triggered_step(global_step);
         if (elapsed.secs) {
           last_rate_ = static_cast<double>(*elapsed.steps) / *elapsed.secs;
+#ifndef HOOKFUSE_EMBEDDED
+          writer_.add_scalar(summary_tag, *last_rate_, global_step);
+#endif
           char line[64];
           char* out = line;
           detail::append_text(out, line + sizeof line, "global_step/sec: ");
@@ -75,10 +100,16 @@ class StepCounterHook {
 
   /// How many stalled-step warnings a session logs at most (TensorFlow's log_first_n(.., 5)).
   static constexpr int max_stall_warnings = 5;
+  /// The tag of the rate summary and log line (TF: the global step's op name + "/sec").
+  static constexpr std::string_view summary_tag = "global_step/sec";
 
   /// The last reported rate in global steps per second.
   std::optional<double> last_rate() const { return last_rate_; }
   L& logger() { return logger_; }
+#ifndef HOOKFUSE_EMBEDDED
+  /// The writer "global_step/sec" goes to (empty without output_dir / summary_writer).
+  const SummaryWriterRef& summary_writer() const { return writer_; }
+#endif
 
  private:
   // TensorFlow's text, with the stale global step of this run and of the previous one ("%s" of
@@ -105,6 +136,9 @@ class StepCounterHook {
   std::optional<double> last_rate_;
   std::optional<std::int64_t> last_global_step_;
   int warnings_ = 0;
+#ifndef HOOKFUSE_EMBEDDED
+  SummaryWriterRef writer_;
+#endif
 };
 
 }  // namespace hookfuse
