@@ -36,8 +36,8 @@ using hookfuse_test::TempDir;
 static_assert(CheckpointSaver<io::Saver>);
 static_assert(std::is_same_v<DefaultSaver, io::Saver>);
 static_assert(std::is_same_v<decltype(SessionOptions{}), SessionOptions<io::Saver>>);
-static_assert(std::is_same_v<decltype(SessionOptions{}.warm_start_from),
-                             std::optional<io::WarmStart>>);
+static_assert(
+    std::is_same_v<decltype(SessionOptions{}.warm_start_from), std::optional<io::WarmStart>>);
 
 namespace {
 
@@ -136,9 +136,10 @@ using Quiet = SessionOptions<io::Saver, SteadyClock, NullLogger>;
 
 }  // namespace
 
-TEST_CASE("Scenario: save_checkpoint_steps=50, last_step=120 leaves -0, -50, -100, -120; a "
-          "restart with num_steps=30 resumes at 120 and ends at 150",
-          "[checkpoint][scenario]") {
+TEST_CASE(
+    "Scenario: save_checkpoint_steps=50, last_step=120 leaves -0, -50, -100, -120; a "
+    "restart with num_steps=30 resumes at 120 and ends at 150",
+    "[checkpoint][scenario]") {
   // First run: saves at creation (0), when the run from 49 to 50 ends (50), 100, and at end()
   // (120 != 100). max_to_keep 5 keeps all four.
   TempDir dir("scenario");
@@ -271,9 +272,10 @@ void pretrain(const fs::path& dir) {
 }
 }  // namespace
 
-TEST_CASE("Warm start: warm_start_from sets the weights, not global_step, before the first save; "
-          "a checkpoint in checkpoint_dir wins",
-          "[checkpoint][warm_start]") {
+TEST_CASE(
+    "Warm start: warm_start_from sets the weights, not global_step, before the first save; "
+    "a checkpoint in checkpoint_dir wins",
+    "[checkpoint][warm_start]") {
   TempDir pre("pre"), run("run");
   pretrain(pre.path);
   const fs::path pretrained = pre.path / "model.ckpt-20";
@@ -284,7 +286,8 @@ TEST_CASE("Warm start: warm_start_from sets the weights, not global_step, before
     m.fill(42.0f);
     MonitoredTrainingSession session(
         m.train_op(), StepInput{&m.gs},
-        Quiet{.checkpoint_dir = run.path.string(), .save_checkpoint_steps = 5,
+        Quiet{.checkpoint_dir = run.path.string(),
+              .save_checkpoint_steps = 5,
               .warm_start_from = io::WarmStart{pre.path.string(), {{"/", "/"}}}},
         hooks(StopAtStepHook({.last_step = 5})));
     CHECK(!session.restored_from_checkpoint());
@@ -297,11 +300,11 @@ TEST_CASE("Warm start: warm_start_from sets the weights, not global_step, before
   {
     // Restarted: checkpoint_dir holds -5, which is restored after the warm start and wins.
     DenseModel m;
-    MonitoredTrainingSession session(
-        m.train_op(), StepInput{&m.gs},
-        Quiet{.checkpoint_dir = run.path.string(), .save_checkpoint_steps = 5,
-              .warm_start_from = io::WarmStart{pretrained.string()}},
-        hooks(StopAtStepHook({.num_steps = 5})));
+    MonitoredTrainingSession session(m.train_op(), StepInput{&m.gs},
+                                     Quiet{.checkpoint_dir = run.path.string(),
+                                           .save_checkpoint_steps = 5,
+                                           .warm_start_from = io::WarmStart{pretrained.string()}},
+                                     hooks(StopAtStepHook({.num_steps = 5})));
     CHECK(session.restored_from_checkpoint());
     CHECK(session.global_step() == 5);
     CHECK(weights_equal(m, run.path / "model.ckpt-5"));
@@ -317,8 +320,10 @@ TEST_CASE("Warm start: a missing name is an error at session construction, no fi
   const std::string msg = error_of<ValueError>([&] {
     MonitoredTrainingSession session(
         m.train_op(), StepInput{&m.gs},
-        Quiet{.checkpoint_dir = run.path.string(), .save_checkpoint_steps = 1,
-              .warm_start_from = io::WarmStart{pre.path.string(), {{"old/kernel", "dense/kernel"}}}},
+        Quiet{
+            .checkpoint_dir = run.path.string(),
+            .save_checkpoint_steps = 1,
+            .warm_start_from = io::WarmStart{pre.path.string(), {{"old/kernel", "dense/kernel"}}}},
         hooks());
   });
   CHECK(msg.find("old/kernel") != std::string::npos);
@@ -330,16 +335,17 @@ TEST_CASE("Warm start: a missing name is an error at session construction, no fi
     MonitoredTrainingSession session(
         m.train_op(), StepInput{&m.gs},
         Quiet{.checkpoint_dir = run.path.string(), .save_checkpoint_steps = 1}, hooks(),
-        chief_only_hooks(VariableInitializationHook<NullLogger>(
-            pre.path.string(), {{"old/kernel", "dense/kernel"}})));
+        chief_only_hooks(VariableInitializationHook<NullLogger>(pre.path.string(),
+                                                                {{"old/kernel", "dense/kernel"}})));
   });
   CHECK(hook_msg.find("old/kernel") != std::string::npos);
   CHECK(files_in(run.path).empty());
 }
 
-TEST_CASE("Warm start: VariableInitializationHook sets the weights, and leaves a restored "
-          "session alone",
-          "[checkpoint][warm_start]") {
+TEST_CASE(
+    "Warm start: VariableInitializationHook sets the weights, and leaves a restored "
+    "session alone",
+    "[checkpoint][warm_start]") {
   TempDir pre("pre"), run("run");
   pretrain(pre.path);
   const fs::path pretrained = pre.path / "model.ckpt-20";
@@ -376,7 +382,8 @@ TEST_CASE("Warm start: TensorFlow's ckpt_tf1_half_plus_three into rank-0 variabl
           "[checkpoint][warm_start][fixture]") {
   // FORMATS.md: float scalars a = 0.5, b = 3.0, c = 3.0, shape [] each.
   const fs::path fixture = fs::path(HOOKFUSE_FIXTURES_DIR) / "tf" / "ckpt_tf1_half_plus_three";
-  if (!fs::exists(fixture / "variables.index")) HOOKFUSE_SKIP("fixture " << fixture << " not found");
+  if (!fs::exists(fixture / "variables.index"))
+    HOOKFUSE_SKIP("fixture " << fixture << " not found");
   Placeholder<"x", float, 1> x;
   Placeholder<"y", float, 1> y;
   Variable<"a", float, 1, 1, 0> a;  // TensorFlow rank 0: a scalar

@@ -6,12 +6,13 @@
 // checks, its weights are bit for bit those of an uninterrupted run after its global step
 // (ReferenceTraining), a restart restores it). Each child's first line says which step its
 // session restored: it must be the step of the checkpoint the previous check found ("fresh 0"
-// only before any checkpoint), so training resumes from there. Three kinds of instants, chosen at random: after the child has written 1 to 3
-// new checkpoints plus a random 0-10 ms (mid-save most of the time), or 0-10 ms after it
-// starts (during its restore and the re-save of the restored step). Prints one line per failed
-// check and a summary (at the end, at most one complete checkpoint may be unlisted: the last
-// kill's, written but not yet named by the state file); exits 0 when every check passed, 1
-// otherwise, 2 on a usage or harness error. Times are only waited for, never asserted.
+// only before any checkpoint), so training resumes from there. Three kinds of instants, chosen at
+// random: after the child has written 1 to 3 new checkpoints plus a random 0-10 ms (mid-save most
+// of the time), or 0-10 ms after it starts (during its restore and the re-save of the restored
+// step). Prints one line per failed check and a summary (at the end, at most one complete
+// checkpoint may be unlisted: the last kill's, written but not yet named by the state file); exits
+// 0 when every check passed, 1 otherwise, 2 on a usage or harness error. Times are only waited for,
+// never asserted.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -52,7 +53,8 @@ std::int64_t state_step(const fs::path& dir) {
 std::string read_all(int fd) {
   std::string out;
   char buf[256];
-  for (ssize_t k; (k = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(k));
+  for (ssize_t k; (k = ::read(fd, buf, sizeof buf)) > 0;)
+    out.append(buf, static_cast<std::size_t>(k));
   return out;
 }
 

@@ -94,7 +94,8 @@ inline auto make_kill_session(KillModel& m) {
 /// A model with its plain session: fresh weights at step 0.
 class KillTrainer {
  public:
-  KillTrainer() : model_(std::make_unique<KillModel>()), session_(detail::make_kill_session(*model_)) {}
+  KillTrainer()
+      : model_(std::make_unique<KillModel>()), session_(detail::make_kill_session(*model_)) {}
 
   /// Runs steps until the global step is `step` (no-op when already there).
   void run_to(std::int64_t step) {
