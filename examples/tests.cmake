@@ -12,3 +12,12 @@ if(EXISTS "${HOOKFUSE_FIXTURES_DIR}/tf/events_tf2_scalar")
                             ARGS --csv "${HOOKFUSE_FIXTURES_DIR}/tf/events_tf2_scalar"
                             PASS_REGULAR_EXPRESSION "tag,step,wall_time,value\nmy_metric,0,1585499054\\.[0-9]+,0\n.*my_metric,99,1585499054\\.[0-9]+,49\\.5\n")
 endif()
+# Checkpoints: a run to 1200 with --model_dir, a resumed run to 1875, an uninterrupted one
+# (examples/fashion_mnist/resume_test.sh; skipped without the Fashion-MNIST files).
+if(HOOKFUSE_BUILD_TESTS)
+  add_test(NAME example.fashion_mnist_resume
+    COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/fashion_mnist/resume_test.sh"
+      "$<TARGET_FILE:fashion_mnist>" "${CMAKE_CURRENT_BINARY_DIR}/fashion_mnist_resume")
+  set_tests_properties(example.fashion_mnist_resume PROPERTIES LABELS example
+                       SKIP_RETURN_CODE 77 TIMEOUT 300)
+endif()

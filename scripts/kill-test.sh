@@ -1,9 +1,11 @@
 #!/bin/sh
 # scripts/kill-test.sh N [SEED]: the checkpoint crash test with N kills (ctest runs it with 20 as
-# io.saver_kill_test). Starts tests/kill/kill_child (a Saver saving every step) N times on one
-# directory, kills it with SIGKILL at random instants, and after each kill checks that the
-# latest checkpoint is complete (every CRC), holds the values of its global step, and is what a
-# restart restores (tests/kill/checkpoint_check.hpp). Prints a summary; exit 0 when all passed.
+# io.saver_kill_test). Starts tests/kill/kill_child (real training under MonitoredTrainingSession,
+# a save every step) N times on one directory, kills it with SIGKILL at random instants, and
+# after each kill checks that the latest checkpoint is complete (every CRC), holds the weights
+# an uninterrupted run has at its global step, and is what a restart restores; each restarted
+# child reports the step it resumed from (tests/kill/checkpoint_check.hpp, kill_driver.cpp).
+# Prints a summary; exit 0 when all passed.
 #
 # Uses the build in $BUILD_DIR (default: build), building the two programs if needed.
 set -eu

@@ -22,7 +22,7 @@
 #include "checkpoint_test_vars.hpp"
 #include "error_of.hpp"
 #include "kill/checkpoint_check.hpp"
-#include "kill/kill_model.hpp"
+#include "kill/toy_state.hpp"
 #include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -410,22 +410,22 @@ TEST_CASE("Saver options: defaults as TensorFlow's, positive hours required") {
 // for; here each kind is made by hand.
 
 TEST_CASE("the crash checker accepts a good directory and catches each kind of damage") {
-  using hookfuse_test::KillModel;
+  using hookfuse_test::ToyState;
   TempDir dir("saver");
   Saver saver(Opts{.max_to_keep = 3});
-  KillModel m;
+  ToyState m;
   const std::string save_path = (dir.path / "model.ckpt").string();
   for (int s = 1; s <= 3; ++s) {
     m.set(s);
     saver.save(m.vars(), save_path, s);
   }
   auto restore_into = [](Saver& fresh, const fs::path& d) {
-    KillModel k;
+    ToyState k;
     auto restored = fresh.restore_latest(k.vars(), d.string());
     return std::make_pair(restored, k.as_expected());
   };
   auto check = [&] {
-    return hookfuse_test::check_checkpoint_dir(dir.path, KillModel::expected_at, restore_into);
+    return hookfuse_test::check_checkpoint_dir(dir.path, ToyState::expected_at, restore_into);
   };
   SECTION("good") {
     const auto r = check();

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -515,30 +516,12 @@ TEST_CASE("Session options: without checkpoint_dir nothing is restored or writte
   CHECK(dir.saves.empty());
 }
 
-TEST_CASE("Session options: the placeholder DefaultSaver fails only when a directory is given",
-          "[checkpoint][session]") {
-  Model m;
-  {
-    // No directory: the default options work as before.
-    MonitoredTrainingSession session(m.train_op(), ConstInput{}, SessionOptions{},
-                                     hooks(StopAtStepHook({.num_steps = 2})));
-    CHECK(run_until_stop(session) == 2);
-  }
-  {
-    // A non-chief never calls its saver.
-    MonitoredTrainingSession session(m.train_op(), ConstInput{},
-                                     SessionOptions{.is_chief = false, .checkpoint_dir = "D"},
-                                     hooks(StopAtStepHook({.num_steps = 2})));
-    CHECK(run_until_stop(session) == 2);
-  }
-  const std::string msg = error_of<RuntimeError>([&] {
-    MonitoredTrainingSession session(m.train_op(), ConstInput{},
-                                     SessionOptions<DefaultSaver, SteadyClock, NullLogger>{
-                                         .checkpoint_dir = "D"},
-                                     hooks());
-  });
-  CHECK(msg.find("hookfuse: checkpoints in 'D' need a saver") == 0);
-}
+// The default saver is io::Saver, only declared in the core (no LevelDB here): its behaviour
+// with real files is tested in test_checkpoint_scenarios.cpp. A saver without warm_start_type
+// (FakeSaver) gives SessionOptions a warm_start_from that can only stay empty.
+static_assert(std::is_same_v<DefaultSaver, io::Saver>);
+static_assert(std::is_same_v<decltype(SessionOptions<FakeSaver>{}.warm_start_from),
+                             std::optional<detail::NoWarmStart>>);
 
 namespace {
 /// A saver the session makes itself from SaverOptions; records the max_to_keep it was given.

@@ -8,17 +8,27 @@
 //   train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step)
 //   hooks = [StopAtStepHook(last_step=...), StepCounterHook(), NanTensorHook(loss),
 //            LoggingTensorHook({"loss": loss, "accuracy": accuracy}, every_n_iter=100)]
+//   tf.compat.v1.train.MonitoredTrainingSession(checkpoint_dir=model_dir,
+//       save_checkpoint_steps=..., hooks=hooks)   # --model_dir, --save_checkpoint_steps
+//   tf.compat.v1.train.init_from_checkpoint(warm_start_from, {"/": "/"})   # --warm_start_from
+// With --model_dir, checkpoints go there (model.ckpt-<step>, TensorFlow's format) and a
+// restarted run resumes from the latest one. On resume it skips the batches already trained
+// (global_step of them, in the same seeded order), so it trains on exactly the batches an
+// uninterrupted run would (TensorFlow's numpy_input_fn would start its epoch again instead).
 // The last line of output is "test_accuracy: <value>".
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <hookfuse/data/idx.hpp>
 #include <hookfuse/data/input_fn.hpp>
 #include <hookfuse/hookfuse.hpp>
 #include <limits>
 #include <optional>
 #include <string>
+#include <system_error>
+#include <utility>
 
 namespace hf = hookfuse;
 
@@ -30,6 +40,9 @@ int main(int argc, char** argv) {
   std::string data_dir = hf::data::default_fashion_mnist_dir;
   std::uint64_t seed = 7;
   std::optional<std::int64_t> max_steps;
+  std::string model_dir;
+  std::optional<std::int64_t> save_checkpoint_steps;
+  std::string warm_start_from;
   app.add_option("--epochs", epochs, "passes over the training set")->check(CLI::PositiveNumber);
   app.add_option("--batch_size", batch_size, "examples per step")->check(CLI::PositiveNumber);
   app.add_option("--learning_rate", learning_rate, "SGD learning rate")
@@ -39,7 +52,24 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "seed of the initial weights and the batch order");
   app.add_option("--max_steps", max_steps, "stop after this many steps (global step)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--model_dir", model_dir,
+                 "save checkpoints here and resume from the latest one (must exist or is created)");
+  app.add_option("--save_checkpoint_steps", save_checkpoint_steps,
+                 "save a checkpoint every this many steps (default: every 600 seconds)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--warm_start_from", warm_start_from,
+                 "initialise the weights from this checkpoint directory or prefix ({\"/\": \"/\"}); "
+                 "a checkpoint in --model_dir wins");
   CLI11_PARSE(app, argc, argv);
+  if (!model_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(model_dir, ec);
+    if (ec) {
+      std::fprintf(stderr, "fashion_mnist: --model_dir %s: %s\n", model_dir.c_str(),
+                   ec.message().c_str());
+      return 1;
+    }
+  }
 
   hf::data::Dataset train, test;
   try {
@@ -72,15 +102,28 @@ int main(int argc, char** argv) {
   const std::int64_t steps_per_epoch = (train.images.count + batch_size - 1) / batch_size;
   const std::int64_t last_step = max_steps.value_or(steps_per_epoch * epochs);
 
+  hf::SessionOptions options{.checkpoint_dir = model_dir,
+                             .save_checkpoint_steps = save_checkpoint_steps};
+  if (!warm_start_from.empty()) options.warm_start_from = hf::io::WarmStart{warm_start_from};
+
   const auto start = std::chrono::steady_clock::now();
-  {
+  try {
     hf::MonitoredTrainingSession session(
-        train_op, hf::feeds<"x", "labels">(train_input),
+        train_op, hf::feeds<"x", "labels">(train_input), std::move(options),
         hf::hooks(hf::StopAtStepHook({.last_step = last_step}),
                   hf::StepCounterHook<>({.every_n_steps = 100}), hf::NanTensorHook<"loss">(),
                   hf::LoggingTensorHook<"loss", "accuracy">({.every_n_iter = 100})),
         accuracy);
+    if (session.restored_from_checkpoint()) {
+      // Resume the batch order where the checkpoint left it: skip the batches trained so far.
+      std::printf("resumed at global_step: %lld\n", static_cast<long long>(global_step.value));
+      for (std::int64_t i = 0; i < global_step.value && train_input.next(); ++i) {
+      }
+    }
     while (!session.should_stop()) session.run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fashion_mnist: %s\n", e.what());
+    return 1;
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
                              .count();

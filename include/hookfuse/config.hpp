@@ -12,6 +12,9 @@
 //                           stdio), see hookfuse/detail/format.hpp. Use fixed-size models
 //                           (every Placeholder, Variable and Dense with compile-time sizes) and
 //                           the core headers only: hookfuse/data/ reads files.
+//   HOOKFUSE_CORE_ONLY      Defined by CMake's HOOKFUSE_CORE_ONLY: the build has no LevelDB,
+//                           protozero or zlib, so <hookfuse/hookfuse.hpp> leaves out
+//                           hookfuse/io (checkpoints); SessionOptions then needs a saver type.
 //
 // Hosted builds (the default) report errors by throwing the exception type named at the call
 // site, with detailed messages.

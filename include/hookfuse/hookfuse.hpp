@@ -1,4 +1,10 @@
 // hookfuse/hookfuse.hpp: the umbrella header: everything in hookfuse.
+//
+// In hosted builds it also includes the checkpoint layer (hookfuse/io/saver.hpp,
+// init_from_checkpoint.hpp and VariableInitializationHook), which needs LevelDB and protozero:
+// SessionOptions<> saves with io::Saver. Core-only builds (CMake's HOOKFUSE_CORE_ONLY, which
+// defines the macro of that name) and builds without exceptions (HOOKFUSE_NO_EXCEPTIONS,
+// HOOKFUSE_EMBEDDED) leave it out; their sessions with checkpoint options name their own saver.
 #pragma once
 
 #include "hookfuse/autodiff.hpp"
@@ -24,3 +30,9 @@
 #include "hookfuse/session/feeds.hpp"
 #include "hookfuse/session/monitored_session.hpp"
 #include "hookfuse/session/session_options.hpp"
+
+#if !defined(HOOKFUSE_CORE_ONLY) && !defined(HOOKFUSE_NO_EXCEPTIONS)
+#include "hookfuse/hooks/variable_initialization_hook.hpp"
+#include "hookfuse/io/init_from_checkpoint.hpp"
+#include "hookfuse/io/saver.hpp"
+#endif

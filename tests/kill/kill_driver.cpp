@@ -1,14 +1,19 @@
 // tests/kill/kill_driver.cpp: the crash test. Usage: kill_driver CHILD DIR N [SEED]
 //
-// N times: starts CHILD (kill_child DIR 3) on the same directory, lets it run for a random
-// while, kills it with SIGKILL, and checks the directory (checkpoint_check.hpp: the latest
-// checkpoint is complete, every CRC checks, its values are those of its global step, a restart
-// restores it). Three kinds of instants, chosen at random: after the child has written 1 to 3
-// new checkpoints plus a random 0-10 ms (mid-save most of the time), or 0-10 ms after it
-// starts (during its restore and the re-save of the restored step). Prints one line per failed
-// check and a summary (at the end, at most one complete checkpoint may be unlisted: the last
-// kill's, written but not yet named by the state file); exits 0 when every check passed, 1
-// otherwise, 2 on a usage or harness error. Times are only waited for, never asserted.
+// N times: starts CHILD (kill_child DIR 3: real training under MonitoredTrainingSession, a save
+// every step) on the same directory, lets it run for a random while, kills it with SIGKILL, and
+// checks the directory (checkpoint_check.hpp: the latest checkpoint is complete, every CRC
+// checks, its weights are bit for bit those of an uninterrupted run after its global step
+// (ReferenceTraining), a restart restores it). Each child's first line says which step its
+// session restored: it must be the step of the checkpoint the previous check found ("fresh 0"
+// only before any checkpoint), so training resumes from there. Three kinds of instants, chosen at
+// random: after the child has written 1 to 3 new checkpoints plus a random 0-10 ms (mid-save most
+// of the time), or 0-10 ms after it starts (during its restore and the re-save of the restored
+// step). Prints one line per failed check and a summary (at the end, at most one complete
+// checkpoint may be unlisted: the last kill's, written but not yet named by the state file); exits
+// 0 when every check passed, 1 otherwise, 2 on a usage or harness error. Times are only waited for,
+// never asserted.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,6 +49,15 @@ std::int64_t state_step(const fs::path& dir) {
   }
 }
 
+/// Everything readable from `fd` until end of file.
+std::string read_all(int fd) {
+  std::string out;
+  char buf[256];
+  for (ssize_t k; (k = ::read(fd, buf, sizeof buf)) > 0;)
+    out.append(buf, static_cast<std::size_t>(k));
+  return out;
+}
+
 int count_temporaries(const fs::path& dir) {
   int n = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
@@ -69,18 +83,28 @@ int main(int argc, char** argv) {
   fs::create_directories(dir);
   std::mt19937 rng(seed);
 
-  int failures = 0, mid_write = 0, at_start = 0;
+  int failures = 0, mid_write = 0, at_start = 0, resumes_checked = 0;
   std::int64_t last_step = -1, first_step = -1;
+  hookfuse_test::ReferenceTraining reference;
   for (int i = 0; i < n; ++i) {
+    int out[2];
+    if (::pipe(out) != 0) {
+      std::perror("pipe");
+      return 2;
+    }
     const pid_t pid = ::fork();
     if (pid < 0) {
       std::perror("fork");
       return 2;
     }
     if (pid == 0) {
+      ::dup2(out[1], STDOUT_FILENO);
+      ::close(out[0]);
+      ::close(out[1]);
       ::execl(child.c_str(), child.c_str(), dir.c_str(), "3", static_cast<char*>(nullptr));
       std::_Exit(127);
     }
+    ::close(out[1]);
     const bool early = std::uniform_int_distribution<int>(0, 3)(rng) == 0;
     if (early) {
       ++at_start;
@@ -99,6 +123,7 @@ int main(int argc, char** argv) {
                        static_cast<long long>(target));
           ::kill(pid, SIGKILL);
           ::waitpid(pid, nullptr, 0);
+          ::close(out[0]);
           return 2;
         }
         std::this_thread::sleep_for(std::chrono::microseconds(200));
@@ -113,13 +138,29 @@ int main(int argc, char** argv) {
       std::printf("kill %d: the child was not killed but ended with status %d\n", i, status);
       ++failures;
     }
+    // The child's first line: the step its session restored (nothing if killed before).
+    const std::string said = read_all(out[0]);
+    ::close(out[0]);
+    if (!said.empty()) {
+      const std::string line = said.substr(0, said.find('\n'));
+      const std::string want = last_step < 0 ? "fresh 0" : "restored " + std::to_string(last_step);
+      if (line != want) {
+        std::printf("kill %d: FAILED: the restarted child said '%s', expected '%s'\n", i,
+                    line.c_str(), want.c_str());
+        ++failures;
+      } else {
+        ++resumes_checked;
+      }
+    }
     if (count_temporaries(dir) > 0) ++mid_write;
     const auto r = hookfuse_test::check_checkpoint_dir(
-        dir, hookfuse_test::KillModel::expected_at,
+        dir, [&](std::int64_t step) { return reference.at(step); },
         [](hookfuse::io::Saver& saver, const fs::path& d) {
-          hookfuse_test::KillModel fresh;
-          auto restored = saver.restore_latest(fresh.vars(), d.string());
-          return std::make_pair(restored, fresh.as_expected());
+          hookfuse_test::KillTrainer fresh;
+          const auto vars = fresh.variables();
+          auto restored =
+              saver.restore_latest(hookfuse::VariableList(vars.data(), vars.size()), d.string());
+          return std::make_pair(restored, fresh.state());
         });
     if (!r.ok) {
       // The very first instants may come before any checkpoint exists: not a failure.
@@ -149,9 +190,10 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "kill-test: %d kills, %d failed checks; %d kills left temporaries (killed mid-write), %d "
-      "during start-up/restore; latest step went from %lld to %lld; %d files in the directory at "
+      "during start-up/restore; %d restarts reported the step they resumed from, each the "
+      "latest checkpoint's; latest step went from %lld to %lld; %d files in the directory at "
       "the end, %d complete checkpoints unlisted; seed %u\n",
-      n, failures, mid_write, at_start, static_cast<long long>(first_step),
+      n, failures, mid_write, at_start, resumes_checked, static_cast<long long>(first_step),
       static_cast<long long>(last_step), files, unlisted, seed);
   // At most the last kill's own checkpoint (written, not yet listed) may be unlisted: every
   // earlier one was listed again when a restart saved that step anew.

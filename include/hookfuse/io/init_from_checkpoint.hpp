@@ -157,4 +157,23 @@ InitFromCheckpointResult init_from_checkpoint(const std::filesystem::path& ckpt_
   return r;
 }
 
+/// A warm start: which checkpoint initialises which variables, the arguments of
+/// init_from_checkpoint (TF: Estimator's `warm_start_from`, a checkpoint path or
+/// `tf.estimator.WarmStartSettings(ckpt_to_initialize_from, var_name_to_prev_var_name)`).
+/// SessionOptions::warm_start_from holds one: `.warm_start_from = io::WarmStart{"pretrained/"}`
+/// loads every variable of the same name, `{"pretrained/", {{"old/", "new/"}}}` renames.
+struct WarmStart {
+  /// A checkpoint prefix ("D/model.ckpt-1200") or a directory (its latest checkpoint).
+  std::string ckpt_dir_or_prefix;
+  /// AssignmentMap: {checkpoint name or scope, model name or scope}; default every variable.
+  AssignmentMap assignment_map = {{"/", "/"}};
+
+  /// init_from_checkpoint(ckpt_dir_or_prefix, assignment_map, vars, logger): errors as there,
+  /// thrown before any variable is written.
+  template <class Vars, Logger L>
+  InitFromCheckpointResult apply(const Vars& vars, L& logger) const {
+    return init_from_checkpoint(ckpt_dir_or_prefix, assignment_map, vars, logger);
+  }
+};
+
 }  // namespace hookfuse::io

@@ -45,6 +45,7 @@
 #include "hookfuse/io/checkpoint_state.hpp"
 #include "hookfuse/io/detail/checkpoint_vars.hpp"
 #include "hookfuse/io/errors.hpp"
+#include "hookfuse/io/init_from_checkpoint.hpp"
 #include "hookfuse/logging.hpp"
 
 namespace hookfuse::io {
@@ -155,6 +156,9 @@ class Saver {
   /// The wall clock, seconds since the Unix epoch (default: the system clock). Tests inject
   /// a fake one.
   using WallClock = std::function<double()>;
+  /// What SessionOptions<Saver>::warm_start_from holds for this saver (a checkpoint and an
+  /// assignment map, applied with init_from_checkpoint).
+  using warm_start_type = WarmStart;
 
   /// max_to_keep = 5, keep_checkpoint_every_n_hours = 10000 (TensorFlow's defaults).
   Saver() : Saver(5, 10000.0) {}

@@ -31,7 +31,8 @@
 // steps where it fires, so a saver may allocate; it must not be called concurrently.
 //
 // A session that makes its saver itself (SessionOptions::saver empty) constructs it as
-// `Saver(SaverOptions{.max_to_keep = ...})`.
+// `Saver(SaverOptions{.max_to_keep = ...})`. The default, io::Saver, is only declared here
+// (DefaultSaver below).
 #pragma once
 
 #include <concepts>
@@ -62,35 +63,15 @@ struct SaverOptions {
   double keep_checkpoint_every_n_hours = 10000.0;
 };
 
-namespace detail {
+namespace io {
+class Saver;  // hookfuse/io/saver.hpp
+}  // namespace io
 
-/// The default saver until hookfuse has a checkpoint format: a session with a checkpoint_dir
-/// that uses it fails, at construction (its restore), with a message saying what to give.
-/// A session without checkpoint_dir (or a non-chief) never calls it.
-struct NoSaver {
-  NoSaver() = default;
-  explicit NoSaver(const SaverOptions&) {}
-  std::string save(VariableList, std::string_view path, std::int64_t) { fail_missing(path); }
-  std::optional<std::string> restore_latest(VariableList, std::string_view dir) {
-    fail_missing(dir);
-  }
-
- private:
-  [[noreturn]] static void fail_missing(std::string_view path) {
-    detail::fail<RuntimeError>(
-        (detail::ErrorMessage()
-         << "hookfuse: checkpoints in '" << path
-         << "' need a saver: SessionOptions has no saver and hookfuse::DefaultSaver is only a "
-            "placeholder; give one, SessionOptions<MySaver>{.checkpoint_dir = ..., .saver = "
-            "MySaver(...)} (any type satisfying hookfuse::CheckpointSaver)")
-            .str());
-  }
-};
-static_assert(CheckpointSaver<NoSaver>);
-
-}  // namespace detail
-
-/// The saver a session makes when SessionOptions gives none.
-using DefaultSaver = detail::NoSaver;
+/// The saver a session makes when SessionOptions gives none: io::Saver, TensorFlow's
+/// tf.compat.v1.train.Saver writing V2 checkpoints. Only declared here, so that the core does
+/// not depend on LevelDB: `SessionOptions<>` (and `SessionOptions{...}` without `.saver`) needs
+/// <hookfuse/io/saver.hpp>, which <hookfuse/hookfuse.hpp> includes in hosted, non-core builds.
+/// Core-only and embedded builds give their own: SessionOptions<MySaver>{...}.
+using DefaultSaver = io::Saver;
 
 }  // namespace hookfuse

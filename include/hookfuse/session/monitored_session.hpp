@@ -169,8 +169,10 @@ class MonitoredTrainingSession {
             detail::create_session_tag{},
             [&options](MonitoredTrainingSession& s) {
               const auto vars = s.variables();
-              detail::restore_latest(boost::hana::at_c<sizeof...(Cs)>(s.hooks_), options,
-                                     VariableList(vars.data(), vars.size()));
+              const VariableList list(vars.data(), vars.size());
+              detail::warm_start(options, list);
+              s.restored_ = detail::restore_latest(boost::hana::at_c<sizeof...(Cs)>(s.hooks_),
+                                                   options, list);
             },
             std::move(train_op), std::move(input),
             detail::make_session_hooks(options, std::move(chief_hooks), std::move(user_hooks)),
@@ -326,6 +328,11 @@ class MonitoredTrainingSession {
 
   /// The current global step.
   std::int64_t global_step() const { return train_op_.global_step->value; }
+
+  /// True when this session restored its variables from a checkpoint of
+  /// SessionOptions::checkpoint_dir at creation (a restarted run). VariableInitializationHook
+  /// then leaves them alone: the restore wins over a warm start.
+  bool restored_from_checkpoint() const { return restored_; }
 
   /// What a checkpoint of this session holds (checkpoint_variables): every Variable of the model
   /// (the loss's graph and the extras), each once, in tape order, then "global_step" (int64,
@@ -525,6 +532,7 @@ class MonitoredTrainingSession {
   bool should_stop_ = false;
   bool closed_ = false;
   bool in_run_ = false;
+  bool restored_ = false;
 #ifndef HOOKFUSE_NO_EXCEPTIONS
   int uncaught_at_construction_ = std::uncaught_exceptions();
 #endif

@@ -30,6 +30,24 @@
 #include "hookfuse/session/conditional_hook.hpp"
 
 namespace hookfuse {
+namespace detail {
+
+/// A saver that cannot warm start: SessionOptions<S>::warm_start_from is then always empty.
+struct NoWarmStart {};
+template <class S>
+struct warm_start_of {
+  using type = NoWarmStart;
+};
+template <class S>
+  requires requires { typename S::warm_start_type; }
+struct warm_start_of<S> {
+  using type = typename S::warm_start_type;
+};
+/// What SessionOptions<S>::warm_start_from holds: S::warm_start_type, or NoWarmStart.
+template <class S>
+using warm_start_t = typename warm_start_of<S>::type;
+
+}  // namespace detail
 
 /// Checkpointing options of a MonitoredTrainingSession, under TensorFlow's argument names and in
 /// their order (set them by name: `SessionOptions{.checkpoint_dir = "d",
@@ -48,8 +66,22 @@ namespace hookfuse {
 ///                          `saver` given, it is that saver's business (ValueError if set too).
 ///   saver                  the CheckpointSaver that saves and restores; empty: the session makes
 ///                          Saver(SaverOptions{.max_to_keep}).
-///   clock, logger          the saver hook's time source and log ("Saving checkpoints for ...").
-/// `Saver` is the saver type (DefaultSaver unless given: SessionOptions<MySaver>{...}).
+///   warm_start_from        initial values from another checkpoint (TF: Estimator's
+///                          warm_start_from, init_from_checkpoint while building the graph):
+///                          `.warm_start_from = io::WarmStart{"pretrained/", {{"/", "/"}}}`.
+///                          Applied after binding and before the restore from checkpoint_dir,
+///                          so a checkpoint already there wins (a restarted run resumes its own
+///                          training); its errors (a missing name, a dtype or shape mismatch)
+///                          are thrown by the constructor, before any hook runs or any file is
+///                          written. Applied in every process, chief or not (each holds its own
+///                          variables). global_step is not warm-started (Estimator warm-starts
+///                          trainable variables only): the run starts at step 0. Its type is the saver's warm_start_type (io::WarmStart
+///                          for io::Saver; a saver without one cannot warm start).
+///   clock, logger          the saver hook's time source and log ("Saving checkpoints for ...",
+///                          "Initialize variable ... from checkpoint ...").
+/// `Saver` is the saver type (DefaultSaver, io::Saver, unless given: SessionOptions<MySaver>{...});
+/// SessionOptions<> therefore needs <hookfuse/io/saver.hpp> (hookfuse.hpp includes it in
+/// non-core builds).
 template <class Saver = DefaultSaver, Clock C = SteadyClock, Logger L = StderrLogger>
 struct SessionOptions {
   bool is_chief = true;
@@ -58,6 +90,7 @@ struct SessionOptions {
   std::optional<std::int64_t> save_checkpoint_steps = std::nullopt;
   std::optional<int> max_to_keep = std::nullopt;
   std::optional<Saver> saver = std::nullopt;
+  std::optional<detail::warm_start_t<Saver>> warm_start_from = std::nullopt;
   C clock = C{};
   L logger = L{};
 };
@@ -157,9 +190,10 @@ auto make_session_hooks(SessionOptions<Saver, C, L>& o, ChiefOnlyHooks<Cs...>&& 
 /// saver (the one that saves next), or the options' saver when no hook saves. Logs TensorFlow's
 /// INFO line "Restoring parameters from <prefix>" (Saver.restore's) through the options'
 /// logger when a checkpoint was restored.
+/// Returns whether a checkpoint was restored.
 template <class Slot, class Saver, class C, class L>
-void restore_latest(Slot& checkpoint_slot, SessionOptions<Saver, C, L>& o, VariableList vars) {
-  if (!o.is_chief || o.checkpoint_dir.empty()) return;
+bool restore_latest(Slot& checkpoint_slot, SessionOptions<Saver, C, L>& o, VariableList vars) {
+  if (!o.is_chief || o.checkpoint_dir.empty()) return false;
   std::optional<std::string> restored;
   if (auto* hook = checkpoint_slot.get_if()) {
     restored = hook->saver().restore_latest(vars, o.checkpoint_dir);
@@ -168,6 +202,24 @@ void restore_latest(Slot& checkpoint_slot, SessionOptions<Saver, C, L>& o, Varia
     restored = saver.restore_latest(vars, o.checkpoint_dir);
   }
   if (restored) o.logger.log(Severity::info, "Restoring parameters from " + *restored);
+  return restored.has_value();
+}
+
+/// The variables a warm start sets: the model's, without the trailing "global_step" of a
+/// session's variable list (Estimator warm-starts trainable variables only, so a warm-started
+/// run starts at step 0).
+inline VariableList warm_start_variables(VariableList vars) {
+  if (!vars.empty() && vars.back().name == "global_step") return vars.first(vars.size() - 1);
+  return vars;
+}
+
+/// The warm start of `o` into the model's variables of `vars`, when one is given (before
+/// restore_latest).
+template <class Saver, class C, class L>
+void warm_start(SessionOptions<Saver, C, L>& o, VariableList vars) {
+  if constexpr (!std::is_same_v<warm_start_t<Saver>, NoWarmStart>) {
+    if (o.warm_start_from) o.warm_start_from->apply(warm_start_variables(vars), o.logger);
+  }
 }
 
 }  // namespace detail

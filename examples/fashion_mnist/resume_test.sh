@@ -1,0 +1,41 @@
+#!/bin/sh
+# examples/fashion_mnist/resume_test.sh EXE WORKDIR: the checkpoint round trip of the example
+# (ctest example.fashion_mnist_resume). Exit 77 (skipped) without the Fashion-MNIST files.
+#   1. --model_dir D --save_checkpoint_steps 500 --max_steps 1200: D holds exactly
+#      model.ckpt-0, -500, -1000, -1200 (.index and .data-00000-of-00001) and `checkpoint`,
+#      whose model_checkpoint_path is "model.ckpt-1200";
+#   2. the same with --max_steps 1875 resumes at 1200 and ends at 1875;
+#   3. its test accuracy equals an uninterrupted --max_steps 1875 run's within 0.005.
+set -eu
+exe=$1
+work=$2
+data=/usr/share/datasets/fashion-mnist
+if [ ! -e "$data/train-images-idx3-ubyte.gz" ] && [ ! -e "$data/train-images-idx3-ubyte" ]; then
+  echo "SKIPPED: Fashion-MNIST not found in $data"
+  exit 77
+fi
+rm -rf "$work"
+mkdir -p "$work"
+fail() { echo "FAILED: $*"; exit 1; }
+
+"$exe" --model_dir "$work/D" --save_checkpoint_steps 500 --max_steps 1200 >"$work/run1.txt" 2>&1 ||
+  fail "first run: $(tail -3 "$work/run1.txt")"
+got=$(ls "$work/D" | sort | tr '\n' ' ')
+want=$(for s in 0 500 1000 1200; do
+  echo "model.ckpt-$s.index"; echo "model.ckpt-$s.data-00000-of-00001"; done | { cat; echo checkpoint; } | sort | tr '\n' ' ')
+[ "$got" = "$want" ] || fail "files after 1200 steps: '$got', expected '$want'"
+head -1 "$work/D/checkpoint" | grep -qx 'model_checkpoint_path: "model.ckpt-1200"' ||
+  fail "state file: $(head -1 "$work/D/checkpoint")"
+
+"$exe" --model_dir "$work/D" --save_checkpoint_steps 500 --max_steps 1875 >"$work/run2.txt" 2>&1 ||
+  fail "resumed run: $(tail -3 "$work/run2.txt")"
+grep -qx 'resumed at global_step: 1200' "$work/run2.txt" || fail "the second run did not resume at 1200"
+grep -qx 'global_step: 1875' "$work/run2.txt" || fail "the second run did not end at 1875"
+
+"$exe" --max_steps 1875 >"$work/run3.txt" 2>&1 || fail "uninterrupted run: $(tail -3 "$work/run3.txt")"
+resumed=$(sed -n 's/^test_accuracy: //p' "$work/run2.txt")
+whole=$(sed -n 's/^test_accuracy: //p' "$work/run3.txt")
+echo "test_accuracy resumed: $resumed, uninterrupted: $whole"
+awk -v a="$resumed" -v b="$whole" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= 0.005) }' ||
+  fail "accuracies differ by more than 0.005"
+echo "PASSED"
