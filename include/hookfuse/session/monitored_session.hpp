@@ -240,11 +240,13 @@ class MonitoredTrainingSession {
   /// accuracy])`: `session.run<"loss", "accuracy">()`. The names are checked at compile time
   /// like a hook's fetches ("global_step", any named tensor or extra, "gradients/<name>" of a
   /// gradient that is stored: one a hook requests or reads, see update_fused; the caller's
-  /// fetch does not keep it, and a fused one is a compile error saying so). The values are those hooks see: this step's forward pass, before the
-  /// update; a Variable is a view of the variable (already updated); "global_step" is the
-  /// value before this step's increment. They stay valid until the next run. Hooks see the
-  /// names as run_context.original_args().fetches. Returns no value when the input ran out
-  /// (no step, as run() returning false); throws RuntimeError as run() does.
+  /// fetch does not keep it, and a fused one is a compile error saying so). The values are
+  /// those hooks see: this step's forward pass, before the update; a Variable is a view of the
+  /// variable (already updated); "global_step" is the value before this step's increment. They
+  /// stay valid until the next run. Hooks see the names as run_context.original_args().fetches.
+  /// Returns no value when the input ran out (no step, as run() returning false); throws
+  /// RuntimeError as run() does, and ShapeError (before the forward pass) when a placeholder
+  /// that the loss or a fetch reads was not fed.
   ///
   /// A session built with caller_feeds takes its feeds here too:
   /// `session.run<"loss">(feed<"x">(xs, rows), feed<"y">(ys, rows))`.
