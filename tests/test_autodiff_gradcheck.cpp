@@ -92,9 +92,11 @@ P make_input(Index cols) {
   return p;
 }
 
+/// `data` as `rows` rows: its width is size / rows, checked against the placeholder's.
 template <hf::fixed_string N, class G, class T>
 void feed(G& g, const std::vector<T>& data, Index rows) {
-  g.template feed<N>(data.data(), rows);
+  REQUIRE(rows > 0);
+  g.template feed<N>(data.data(), rows, static_cast<Index>(data.size()) / rows);
 }
 
 // --- the check ---------------------------------------------------------------------------------

@@ -71,8 +71,8 @@ TEST_CASE("graph: a named node used twice is one tape entry whose adjoint sums b
     // Unnamed, the two operands are two matmul + tanh chains (x and w are shared by name).
     STATIC_REQUIRE(decltype(dup)::size == 8);
 
-    g.feed<"x">(xd.data(), B);
-    dup.feed<"x">(xd.data(), B);
+    g.feed<"x">(xd.data(), B, 3);
+    dup.feed<"x">(xd.data(), B, 3);
     const double loss = g.forward();
     CHECK(loss == Approx(dup.forward()).epsilon(1e-14));
     CHECK(loss == Approx(g.value<"h">().squaredNorm()).epsilon(1e-14));
@@ -86,8 +86,8 @@ TEST_CASE("graph: a named node used twice is one tape entry whose adjoint sums b
   SECTION("h + h") {
     auto g = hf::bind(8, hf::reduce_sum(hf::multiply(h + h, r)));
     STATIC_REQUIRE(decltype(g)::size == 8);  // x, w, matmul, tanh, add, r, multiply, reduce_sum
-    g.feed<"x">(xd.data(), B);
-    g.feed<"r">(rd.data(), B);
+    g.feed<"x">(xd.data(), B, 3);
+    g.feed<"r">(rd.data(), B, 4);
     const Eigen::MatrixXd an = analytic_gradient(g, w);
     const Eigen::Map<const Eigen::Matrix<double, Dynamic, 4, Eigen::RowMajor>> rm(rd.data(), B, 4);
     CHECK(max_rel_diff(g.adjoint<"h">(), 2 * rm) < 1e-15);
@@ -97,8 +97,8 @@ TEST_CASE("graph: a named node used twice is one tape entry whose adjoint sums b
     auto g = hf::bind(8, hf::reduce_sum(hf::multiply(h, r)) + hf::reduce_sum(hf::square(h)));
     // x, w, matmul, tanh, r, multiply, reduce_sum, square, reduce_sum, add.
     STATIC_REQUIRE(decltype(g)::size == 10);
-    g.feed<"x">(xd.data(), B);
-    g.feed<"r">(rd.data(), B);
+    g.feed<"x">(xd.data(), B, 3);
+    g.feed<"r">(rd.data(), B, 4);
     const Eigen::MatrixXd an = analytic_gradient(g, w);
     const Eigen::Map<const Eigen::Matrix<double, Dynamic, 4, Eigen::RowMajor>> rm(rd.data(), B, 4);
     const Eigen::MatrixXd hv = g.value<"h">();
@@ -168,7 +168,7 @@ Batch random_batch(std::uint64_t seed, Index rows) {
 
 template <class G, class X>
 void feed(G& g, const X& x, const std::vector<std::int32_t>& y, Index rows) {
-  g.template feed<"x">(x.data(), rows);
+  g.template feed<"x">(x.data(), rows, Mlp<double>::in);
   g.template feed<"y">(y.data(), rows);
 }
 
@@ -200,7 +200,7 @@ TEST_CASE("graph: forward does not compute a fetch-only tensor until compute() a
                                   0, 0, 5,  //
                                   0, 5, 0};
   std::vector<std::int32_t> yd = {0, 1, 2, 1};  // all four right
-  g.feed<"x">(xd.data(), 4);
+  g.feed<"x">(xd.data(), 4, 3);
   g.feed<"y">(yd.data(), 4);
 
   g.forward();
@@ -313,7 +313,8 @@ TEST_CASE("graph: feeding more rows than the capacity throws ShapeError", "[auto
   Mlp<double> m;
   auto g = m.bind(8);
   const Batch big = random_batch(5, 9);
-  const std::string msg = error_of<hf::ShapeError>([&] { g.feed<"x">(big.x.data(), 9); });
+  const std::string msg =
+      error_of<hf::ShapeError>([&] { g.feed<"x">(big.x.data(), 9, Mlp<double>::in); });
   CHECK_THAT(msg, Contains("'x'") && Contains("9 rows") && Contains("8"));
   CHECK_THROWS_AS(g.feed<"y">(big.y.data(), 9), hf::ShapeError);
   // The graph stays usable: a fitting feed works afterwards.
@@ -368,6 +369,37 @@ TEST_CASE("graph: dynamic shapes that do not fit throw ShapeError at bind", "[au
     hf::Variable<"w", double, Dynamic, Dynamic> w(3, 4);
     hf::Variable<"b", double, 1, Dynamic> b(1, 4);
     CHECK_NOTHROW(hf::bind(8, hf::reduce_sum(hf::matmul(x, w) + b)));
+  }
+}
+
+TEST_CASE("graph: bind refuses a negative capacity, or one whose buffers cannot be indexed",
+          "[autodiff][graph]") {
+  hf::Placeholder<"x", float, 784> x;
+  hf::Placeholder<"y", std::int32_t, 1> y;
+  hf::Variable<"w", float, Dynamic, Dynamic> w(784, 10);
+  auto loss = [&] {
+    return hf::named<"loss">(hf::sparse_softmax_cross_entropy(y, hf::matmul(x, w)));
+  };
+  SECTION("capacity -1") {
+    const std::string msg = error_of<hf::ValueError>([&] { (void)hf::bind(-1, loss()); });
+    CHECK_THAT(msg, Contains("capacity") && Contains("got -1"));
+  }
+  SECTION("capacity 2^60: [2^60, 1] int32 labels fit an index, [2^60, 784] floats do not") {
+    const Index huge = Index{1} << 60;
+    const std::string msg = error_of<hf::ValueError>([&] { (void)hf::bind(huge, loss()); });
+    CHECK_THAT(msg, Contains("capacity 1152921504606846976") && Contains("'x'") &&
+                        Contains("[1152921504606846976, 784]"));
+  }
+  SECTION("capacity 0 (an empty input) binds, and a 0-row batch gives TensorFlow's 0 loss") {
+    auto g = hf::bind(0, loss());
+    CHECK(g.capacity() == 0);
+    const float xs[1] = {0.0f};
+    const std::int32_t ys[1] = {0};
+    g.feed<"x">(xs, 0, 784);
+    g.feed<"y">(ys, 0);
+    CHECK(g.forward() == 0.0f);
+    g.backward();
+    CHECK(w.grad.isZero(0.0f));
   }
 }
 

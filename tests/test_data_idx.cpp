@@ -265,7 +265,7 @@ TEST_CASE("truncated IDX data is reported with declared and actual sizes", "[dat
     write_bytes(p, b);
     CHECK_THAT(data_error_of([&] { hookfuse::data::read_idx_images(p); }),
                Contains(p.string() + ": truncated: the IDX3 header needs 16 bytes") &&
-                   Contains("has only 12"));
+                   Contains("has only 12 bytes"));
   }
   SECTION("extra bytes after the declared data") {
     const fs::path p = tmp / "long";

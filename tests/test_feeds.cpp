@@ -9,7 +9,9 @@
 #include <catch2/catch.hpp>
 
 #include "error_of.hpp"
+#include "lr_model.hpp"
 #include <cstdint>
+#include <functional>
 #include <hookfuse/data/input_fn.hpp>
 #include <hookfuse/hookfuse.hpp>
 #include <stdexcept>
@@ -103,6 +105,8 @@ TEST_CASE("feeds: 4 feature rows with 3 label rows are refused before the forwar
     const std::string msg = error_of<hf::ShapeError>([&] { g.forward(); });
     CHECK_THAT(msg, Contains("different row counts") && Contains("'x' 4 rows") &&
                         Contains("'labels' 3 rows"));
+    // Listed in tape order, separated by "; ", nothing after the last (docs/inputs.md).
+    CHECK_THAT(msg, Catch::Matchers::EndsWith(": 'labels' 3 rows; 'x' 4 rows"));
   }
   SECTION("caller-fed session") {
     hf::MonitoredTrainingSession session(m.train_op(), hf::caller_feeds(8), hf::hooks());
@@ -274,4 +278,133 @@ TEST_CASE("named feature columns feed the placeholders of their names", "[feeds]
   }
   CHECK(steps == 6);
   CHECK(gs.value == 6);
+}
+
+namespace {
+/// Fetches "z_sum", a metric that reads placeholder "z" (not the loss), in every run while `ask`
+/// holds (SessionRunArgs::none() otherwise); counts the after_run calls it gets.
+struct FetchesZ {
+  bool ask = true;
+  int after_runs = 0;
+  hf::SessionRunArgs<"z_sum"> before_run(hf::SessionRunContext&) {
+    return ask ? hf::SessionRunArgs<"z_sum">{} : hf::SessionRunArgs<"z_sum">::none();
+  }
+  void after_run(hf::SessionRunContext&, const hf::SessionRunValues<"z_sum">&) { ++after_runs; }
+};
+/// Feeds x and labels (2 rows each) and nothing else.
+struct FeedsXAndLabels {
+  Batch batch{2, kIn, 2};
+  bool next() { return true; }
+  hf::Index batch_size() const { return 2; }
+  template <class G>
+  void feed(G& g) {
+    g.template feed<"x">(batch.x.data(), 2, kIn);
+    g.template feed<"labels">(batch.y.data(), 2);
+  }
+};
+}  // namespace
+
+TEST_CASE("feeds: a placeholder read only by a step's fetch is checked before the forward pass",
+          "[feeds][fetch]") {
+  // W and b are updated in the backward pass (SGD folded in), so a check after it would come
+  // too late: the weights must be as they were, and no hook must see an after_run.
+  Classifier m;
+  hf::Placeholder<"z", float, 3> z;
+  auto z_sum = hf::named<"z_sum">(hf::reduce_sum(z));
+  const Batch batch(2, kIn, 2);
+  const std::vector<float> zs(3 * 3, 1.0f);  // 3 rows of z
+  FetchesZ hook;
+  std::string msg;
+  SECTION("a hook's fetch, with an input object that does not feed z") {
+    hf::MonitoredTrainingSession session(m.train_op(), FeedsXAndLabels{},
+                                         hf::hooks(std::ref(hook)), z_sum);
+    msg = error_of<hf::ShapeError>([&] { session.run(); });
+    CHECK_THAT(msg, Contains("fetch 'z_sum'") && Contains("'z' ([?, 3] float32)") &&
+                        Contains("not fed"));
+  }
+  SECTION("a hook's fetch, caller-fed without z") {
+    hf::MonitoredTrainingSession session(m.train_op(), hf::caller_feeds(8),
+                                         hf::hooks(std::ref(hook)), z_sum);
+    msg = error_of<hf::ShapeError>(
+        [&] { session.run(hf::feed<"x">(batch.x, 2), hf::feed<"labels">(batch.y, 2)); });
+    CHECK_THAT(msg, Contains("fetch 'z_sum'") && Contains("'z'") && Contains("not fed"));
+  }
+  SECTION("the caller's fetch run<z_sum>(), without z") {
+    hf::MonitoredTrainingSession session(m.train_op(), hf::caller_feeds(8), hf::hooks(), z_sum);
+    msg = error_of<hf::ShapeError>([&] {
+      (void)session.run<"loss", "z_sum">(hf::feed<"x">(batch.x, 2),
+                                          hf::feed<"labels">(batch.y, 2));
+    });
+    CHECK_THAT(msg, Contains("fetch 'z_sum'") && Contains("'z'") && Contains("not fed"));
+  }
+  SECTION("z fed, with 3 rows where x and labels have 2") {
+    hf::MonitoredTrainingSession session(m.train_op(), hf::caller_feeds(8),
+                                         hf::hooks(std::ref(hook)), z_sum);
+    msg = error_of<hf::ShapeError>([&] {
+      session.run(hf::feed<"x">(batch.x, 2), hf::feed<"labels">(batch.y, 2),
+                  hf::feed<"z">(zs, 3));
+    });
+    CHECK_THAT(msg, Contains("different row counts") && Contains("'x' 2 rows") &&
+                        Contains("'labels' 2 rows") && Contains("'z' 3 rows"));
+  }
+  CHECK(m.global_step.value == 0);
+  CHECK(m.W.value.isConstant(0.5f, 0.0f));  // as the constructor left them
+  CHECK(m.b.value.isZero(0.0f));
+  CHECK(hook.after_runs == 0);
+}
+
+TEST_CASE("feeds: an unfed placeholder that no active fetch of the step reads is no error",
+          "[feeds][fetch]") {
+  Classifier m;
+  hf::Placeholder<"z", float, 3> z;
+  auto z_sum = hf::named<"z_sum">(hf::reduce_sum(z));
+  const Batch batch(2, kIn, 2);
+  FetchesZ hook;
+  hook.ask = false;  // the hook fetches z_sum in no run
+  hf::MonitoredTrainingSession session(m.train_op(), hf::caller_feeds(8),
+                                       hf::hooks(std::ref(hook)), z_sum);
+  session.run(hf::feed<"x">(batch.x, 2), hf::feed<"labels">(batch.y, 2));
+  CHECK(m.global_step.value == 1);
+  CHECK(hook.after_runs == 1);
+  // z fed with the batch's 2 rows and the hook asking: the fetch is z's sum, 2 x 3 ones.
+  hook.ask = true;
+  const std::vector<float> zs(2 * 3, 1.0f);
+  session.run(hf::feed<"x">(batch.x, 2), hf::feed<"labels">(batch.y, 2), hf::feed<"z">(zs, 2));
+  CHECK(m.global_step.value == 2);
+  CHECK(hook.after_runs == 2);
+  CHECK(session.fetch<"z_sum">().item() == 6.0f);
+}
+
+TEST_CASE("feeds: the graph is bound for the input's capacity; a short last batch trains",
+          "[feeds][input_fn]") {
+  // y = W x + b with W = b = 0 and learning rate 0: each step's loss is mean(y^2) over its
+  // batch. Targets 1..5, in order.
+  hookfuse_test::LrModel lr;
+  const std::vector<float> xs{1, 2, 3, 4, 5}, ys{1, 2, 3, 4, 5};
+  SECTION("batch_size 2 over 5 examples: batches of 2, 2 and 1 rows, capacity 2") {
+    hf::data::NumpyInputFn<float, float> input(
+        xs.data(), 5, 1, ys.data(), {.batch_size = 2, .num_epochs = 1, .shuffle = false});
+    hf::MonitoredTrainingSession session(lr.train_op(), hf::feeds<"x", "y">(input), hf::hooks());
+    CHECK(session.graph().capacity() == 2);
+    // A step's values stay valid until the next run: each is read before the next.
+    const double expected[3] = {(1.0 + 4.0) / 2, (9.0 + 16.0) / 2, 25.0};  // the last: one row
+    for (const double loss : expected) {
+      const auto values = session.run<"loss">();
+      REQUIRE(values);
+      CHECK(values->get<"loss">().item() == Approx(loss));
+    }
+    CHECK_FALSE(session.run<"loss">());  // end of input
+    CHECK(session.global_step() == 3);
+  }
+  SECTION("batch_size 8 over 5 examples: one batch of 5; bound for 5 rows, not 8") {
+    hf::data::NumpyInputFn<float, float> input(
+        xs.data(), 5, 1, ys.data(), {.batch_size = 8, .num_epochs = 1, .shuffle = false});
+    REQUIRE(input.capacity() == 5);
+    hf::MonitoredTrainingSession session(lr.train_op(), hf::feeds<"x", "y">(input), hf::hooks());
+    CHECK(session.graph().capacity() == 5);
+    const auto only = session.run<"loss">();
+    REQUIRE(only);
+    CHECK(only->get<"loss">().item() == Approx((1.0 + 4.0 + 9.0 + 16.0 + 25.0) / 5));
+    CHECK_FALSE(session.run());
+  }
 }

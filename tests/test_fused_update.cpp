@@ -35,7 +35,7 @@ struct FixedBatch {
   hf::Index batch_size() const { return kBatch; }
   template <class G>
   void feed(G& g) {
-    g.template feed<"x">(x.data(), kBatch);
+    g.template feed<"x">(x.data(), kBatch, kIn);
     g.template feed<"labels">(y.data(), kBatch);
   }
 };
@@ -222,7 +222,7 @@ TEST_CASE("an operand's backward reads a fused variable before its update", "[fu
     STATIC_REQUIRE_FALSE(G::template update_fused<hf::detail::FuseNone, "W">());
     STATIC_REQUIRE(G::template update_fused<hf::detail::FuseAll, "V">());
     const hf::GradientDescentOptimizer sgd(0.5);
-    graph.feed<"x">(xs.data(), 4);
+    graph.feed<"x">(xs.data(), 4, 3);
     for (int i = 0; i < steps; ++i) {
       graph.forward();
       graph.template backward<Pin>(sgd);
@@ -267,7 +267,7 @@ TEST_CASE("two variables in one product are not fused; their update matches the 
     STATIC_REQUIRE_FALSE(G::template update_fused<hf::detail::FuseAll, "U">());
     STATIC_REQUIRE_FALSE(G::template update_fused<hf::detail::FuseAll, "V">());
     const hf::GradientDescentOptimizer sgd(0.3);
-    graph.template feed<"y">(ys.data(), 4);
+    graph.template feed<"y">(ys.data(), 4, 2);
     for (int i = 0; i < 30; ++i) {
       graph.forward();
       graph.template backward<Pin>(sgd);
@@ -348,7 +348,7 @@ struct OneRow {
   hf::Index batch_size() const { return 1; }
   template <class G>
   void feed(G& g) {
-    g.template feed<"x">(xs, 1);
+    g.template feed<"x">(xs, 1, 2);
     g.template feed<"y">(ys, 1);
   }
 };

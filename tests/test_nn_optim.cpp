@@ -66,7 +66,7 @@ TEST_CASE("Dense names its variables <name>/kernel and <name>/bias, [in, out] an
   auto loss = hf::reduce_sum(layer(x));
   auto graph = hf::bind(2, loss);
   const float input[8] = {1, 2, 3, 4, 0, 0, 0, 1};
-  graph.feed<"x">(input, 2);
+  graph.feed<"x">(input, 2, 4);
   // Row sums: (1+2+3+4) * 3 + 0.5 * 3 and 1 * 3 + 0.5 * 3.
   CHECK(graph.forward() == Approx(30 + 1.5 + 3 + 1.5));
   graph.backward();
@@ -106,10 +106,10 @@ TEST_CASE("fixed-size Dense trains like the dynamic one") {
   const hf::GradientDescentOptimizer sgd(0.1);
   double first_loss = 0, last_fixed = 0, last_dynamic = 0;
   for (int step = 0; step < 20; ++step) {
-    g_fixed.feed<"x">(xs, 4);
-    g_fixed.feed<"t">(ts, 4);
-    g_dynamic.feed<"x">(xs, 4);
-    g_dynamic.feed<"t">(ts, 4);
+    g_fixed.feed<"x">(xs, 4, 3);
+    g_fixed.feed<"t">(ts, 4, 2);
+    g_dynamic.feed<"x">(xs, 4, 3);
+    g_dynamic.feed<"t">(ts, 4, 2);
     last_fixed = g_fixed.forward();
     last_dynamic = g_dynamic.forward();
     if (step == 0) first_loss = last_fixed;

@@ -67,7 +67,7 @@ struct Classifier {
 /// outside the measured region).
 template <class G>
 float step(G& g, Classifier& m, Index rows) {
-  g.template feed<"x">(m.features.data(), rows);
+  g.template feed<"x">(m.features.data(), rows, kFeatures);
   g.template feed<"y">(m.labels.data(), rows);
   const float loss = g.forward();
   g.backward();

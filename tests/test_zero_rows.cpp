@@ -58,7 +58,7 @@ TEST_CASE("zero rows: sparse_softmax_cross_entropy is 0 with zero gradients, acc
   const auto xs = features();
   const auto ys = labels();
 
-  g.feed<"x">(xs.data(), kCapacity);
+  g.feed<"x">(xs.data(), kCapacity, kIn);
   g.feed<"y">(ys.data(), kCapacity);
   const float full = g.forward();
   g.backward();
@@ -68,7 +68,7 @@ TEST_CASE("zero rows: sparse_softmax_cross_entropy is 0 with zero gradients, acc
   REQUIRE(std::isfinite(g.compute<"accuracy">()(0, 0)));
 
   // A valid pointer, 0 rows.
-  g.feed<"x">(xs.data(), 0);
+  g.feed<"x">(xs.data(), 0, kIn);
   g.feed<"y">(ys.data(), 0);
   CHECK(g.forward() == 0.0f);
   CHECK(g.value<"logits">().rows() == 0);
@@ -78,7 +78,7 @@ TEST_CASE("zero rows: sparse_softmax_cross_entropy is 0 with zero gradients, acc
   CHECK(std::isnan(g.compute<"accuracy">()(0, 0)));
 
   // And back to a full batch: the same values as before.
-  g.feed<"x">(xs.data(), kCapacity);
+  g.feed<"x">(xs.data(), kCapacity, kIn);
   g.feed<"y">(ys.data(), kCapacity);
   CHECK(g.forward() == full);
 }
@@ -95,15 +95,15 @@ TEST_CASE("zero rows: mean_squared_error is 0 with zero gradients") {
   std::vector<float> ts(kCapacity * kOut);
   for (std::size_t i = 0; i < ts.size(); ++i) ts[i] = static_cast<float>(i % 5);
 
-  g.feed<"x">(xs.data(), kCapacity);
-  g.feed<"t">(ts.data(), kCapacity);
+  g.feed<"x">(xs.data(), kCapacity, kIn);
+  g.feed<"t">(ts.data(), kCapacity, kOut);
   REQUIRE(g.forward() > 0.0f);
   g.backward();
   REQUIRE(w.grad.cwiseAbs().maxCoeff() > 0.0f);
   REQUIRE(b.grad.cwiseAbs().maxCoeff() > 0.0f);
 
-  g.feed<"x">(xs.data(), 0);
-  g.feed<"t">(ts.data(), 0);
+  g.feed<"x">(xs.data(), 0, kIn);
+  g.feed<"t">(ts.data(), 0, kOut);
   CHECK(g.forward() == 0.0f);
   g.backward();
   CHECK(w.grad.isZero(0.0f));
@@ -130,12 +130,12 @@ TEST_CASE("zero rows: reduce_mean as the loss is NaN, the variables' gradients a
   set_weights(w);
   auto g = hf::bind(kCapacity, hf::reduce_mean(hf::matmul(x, w)));
   const auto xs = features();
-  g.feed<"x">(xs.data(), kCapacity);
+  g.feed<"x">(xs.data(), kCapacity, kIn);
   REQUIRE(std::isfinite(g.forward()));
   g.backward();
   REQUIRE(w.grad.cwiseAbs().maxCoeff() > 0.0f);
 
-  g.feed<"x">(xs.data(), 0);
+  g.feed<"x">(xs.data(), 0, kIn);
   CHECK(std::isnan(g.forward()));
   g.backward();
   CHECK(w.grad.isZero(0.0f));
@@ -159,7 +159,7 @@ TEST_CASE("zero rows: every op's forward and backward, reduce_sum of an empty ba
   auto e = hf::log(hf::exp(s) + p);
   auto g = hf::bind(kCapacity, hf::named<"loss">(hf::reduce_sum(e - b)));
   const auto xs = features();
-  g.feed<"x">(xs.data(), kCapacity);
+  g.feed<"x">(xs.data(), kCapacity, kIn);
   REQUIRE(g.forward() != 0.0f);
   g.backward();
   REQUIRE(w.grad.cwiseAbs().maxCoeff() > 0.0f);
@@ -167,7 +167,7 @@ TEST_CASE("zero rows: every op's forward and backward, reduce_sum of an empty ba
   REQUIRE(b.grad.cwiseAbs().maxCoeff() > 0.0f);
   REQUIRE(c.grad.cwiseAbs().maxCoeff() > 0.0f);
 
-  g.feed<"x">(xs.data(), 0);
+  g.feed<"x">(xs.data(), 0, kIn);
   CHECK(g.forward() == 0.0f);
   g.backward();
   CHECK(w.grad.isZero(0.0f));

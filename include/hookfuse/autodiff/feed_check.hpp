@@ -54,6 +54,27 @@ constexpr bool check_feed_cols() {
   return ok;
 }
 
+/// Fails to compile when data given as a pointer and a row count, with no column count
+/// (feed<"x">(data, rows)), goes to a placeholder that does not have exactly one column at
+/// compile time: its width would be trusted, and a shorter buffer read past its end.
+template <fixed_string PlaceholderName, int PlaceholderCols>
+constexpr bool check_rows_only_feed() {
+  static_assert(PlaceholderCols == 1,
+                "hookfuse: feed<\"name\">(data, rows) gives no column count, so it only feeds a "
+                "placeholder with exactly one column (the placeholder is 'PlaceholderName' with "
+                "PlaceholderCols columns in the instantiation above; -1: set at run time): pass "
+                "the columns, feed<\"name\">(data, rows, cols), or feed a container or an Eigen "
+                "matrix, whose size is checked");
+  return PlaceholderCols == 1;
+}
+
+/// An Eigen::Map views memory that outlives it; any other Eigen type, as a temporary, owns (or
+/// may own: a Ref to a converted copy, a block of a temporary) the values a feed would point to.
+template <class D>
+inline constexpr bool eigen_map_v = false;
+template <class M, int O, class S>
+inline constexpr bool eigen_map_v<Eigen::Map<M, O, S>> = true;
+
 /// True when entry `To` is `From` or lies below it (as detail::reaches, written so that it can
 /// also be evaluated inside a member function's if constexpr).
 template <class Entries, std::size_t From, std::size_t To>
@@ -141,12 +162,25 @@ void check_feeds(const Slots& slots, std::string_view what) {
          "yet, the input was empty, or the step's feeds left it out)";
     fail<Error>(m.str());
   }
+  check_same_rows<Error, Entries, Names>(
+      slots, what, [](auto i) { return reads_placeholder<Entries, Target, decltype(i)::value>(); });
+}
+
+/// Fails with `Error` unless the batched placeholders (dynamic rows) at the tape positions I for
+/// which `in_set(std::integral_constant<std::size_t, I>)` holds all hold the same number of
+/// rows; `what` names the reader as in check_feeds, `whole_step` makes it "the step" (the
+/// forward pass and every fetch of the step). Reads only the slots' shapes.
+template <class Error, class Entries, class Names, class Slots, class InSet>
+void check_same_rows(const Slots& slots, std::string_view what, InSet in_set,
+                     bool whole_step = false) {
+  constexpr auto all = std::make_index_sequence<std::tuple_size_v<Entries>>{};
   Index rows = -1;
   bool same = true;
-  auto batched = [&]<std::size_t I, class F>(std::integral_constant<std::size_t, I>, F&& f) {
-    if constexpr (reads_placeholder<Entries, Target, I>()) {
-      if constexpr (std::tuple_element_t<I, Entries>::dims.rows == Dynamic)
-        f(std::get<I>(slots).current.rows, name_at<Names, I>());
+  auto batched = [&]<std::size_t I, class F>(std::integral_constant<std::size_t, I> i, F&& f) {
+    if constexpr (requires { typename std::tuple_element_t<I, Entries>::placeholder_type; }) {
+      if constexpr (std::tuple_element_t<I, Entries>::dims.rows == Dynamic) {
+        if (in_set(i)) f(std::get<I>(slots).current.rows, name_at<Names, I>());
+      }
     }
   };
   [&]<std::size_t... I>(std::index_sequence<I...>) {
@@ -159,12 +193,15 @@ void check_feeds(const Slots& slots, std::string_view what) {
   if (!same) {
     ErrorMessage m;
     m << "hookfuse: ";
-    describe_reader(m, what);
+    if (whole_step) m << "the step (its forward pass and fetches)";
+    else describe_reader(m, what);
     m << " reads placeholders fed with different row counts (every placeholder of a step must "
          "get the same batch):";
+    int listed = 0;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (batched(std::integral_constant<std::size_t, I>{}, [&](Index r, std::string_view name) {
-         m << " '" << name << "' " << static_cast<long long>(r) << " rows;";
+         m << (listed++ == 0 ? " '" : "; '") << name << "' " << static_cast<long long>(r)
+           << " rows";
        }),
        ...);
     }(all);

@@ -40,7 +40,10 @@ class GemmWorkspace {
   }
 #else
   /// Sizes the workspace for a [rows, depth] x [depth, cols] product (the largest to be served).
+  /// An empty product (a graph bound for 0 rows) needs none: gemm_add returns before using it,
+  /// and Eigen's blocking heuristic would divide by the zero size.
   void reserve(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth) {
+    if (rows <= 0 || cols <= 0 || depth <= 0) return;
     blocking_ = std::make_unique<Blocking>(rows, cols, depth, 1, true);
     blocking_->allocateAll();
     rows_ = rows;

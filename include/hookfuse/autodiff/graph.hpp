@@ -11,7 +11,9 @@
 // rest from their stored gradients. Which variables are fused is decided at compile time.
 #pragma once
 
+#include <array>
 #include <concepts>
+#include <limits>
 #include <stdexcept>
 #include <string_view>
 #include <tuple>
@@ -22,6 +24,7 @@
 #include "hookfuse/autodiff/target.hpp"
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/format.hpp"
+#include "hookfuse/errors.hpp"
 
 namespace hookfuse {
 
@@ -193,11 +196,19 @@ class Graph {
   static constexpr std::size_t loss_index = Loss;
   using scalar = typename std::tuple_element_t<Loss, entries_type>::scalar;
 
-  /// Lays out every buffer for batches of up to `capacity` rows.
+  /// Lays out every buffer for batches of up to `capacity` rows. Throws ValueError naming the
+  /// value when capacity < 0, or when a tensor's [rows, cols] for it holds more values than
+  /// memory can be indexed with (rows * cols * sizeof(scalar) past the index type's range).
   Graph(const TapeT& tape, Index capacity)
       : slots_(make_slots(tape.entries, std::make_index_sequence<size>{})),
         kernels_(make_kernels(tape.entries, std::make_index_sequence<size>{})),
         capacity_(capacity) {
+    if (capacity < 0)
+      detail::fail<ValueError>((detail::ErrorMessage()
+                                << "hookfuse: bind: capacity (the most rows a batch can have) "
+                                   "must be >= 0, got "
+                                << static_cast<long long>(capacity))
+                                   .str());
     reserve(std::make_index_sequence<size>{});
   }
   Graph(const Graph&) = delete;
@@ -246,13 +257,17 @@ class Graph {
     }
   }
 
-  /// feed<Name>(data, rows, cols) with cols = the placeholder's column count: `data` must hold
-  /// rows x that many values (the width is the caller's promise; prefer the three-argument or
-  /// the matrix form, which check it).
+  /// feed<Name>(data, rows, 1): a [rows] vector, for a placeholder with exactly one column
+  /// (labels, targets). A compile error naming the placeholder for a wider one (or one whose
+  /// width is set at run time): its width would be trusted, and a shorter buffer read past its
+  /// end; give the columns (three arguments) or feed a matrix, whose size is checked.
   template <fixed_string Name, class T>
   void feed(const T* data, Index rows) {
     static_assert(has<Name>, "hookfuse: the model has no placeholder with this name");
-    if constexpr (has<Name>) feed<Name>(data, rows, placeholder_cols<Name>());
+    if constexpr (has<Name>) {
+      if constexpr (detail::check_rows_only_feed<Name, dims_of<Name>.cols>())
+        feed<Name>(data, rows, 1);
+    }
   }
 
   /// Feeds an Eigen matrix or vector: its rows and columns are the batch's; a matrix with more
@@ -277,9 +292,13 @@ class Graph {
       }
     }
   }
-  /// A temporary matrix would dangle: feed a variable.
-  template <fixed_string Name, class S, int R, int C, int O, int MR, int MC>
-  void feed(Eigen::Matrix<S, R, C, O, MR, MC>&&) = delete;
+  /// A temporary matrix (any Eigen type but an Eigen::Map, which only views memory) would be
+  /// destroyed while the graph still points into it: feed a named variable.
+  template <fixed_string Name, class Derived>
+    requires(!std::is_reference_v<Derived> &&
+             std::is_base_of_v<Eigen::MatrixBase<std::remove_cv_t<Derived>>, Derived> &&
+             !detail::eigen_map_v<std::remove_cv_t<Derived>>)
+  void feed(Derived&& temporary) = delete;
 
   /// Checks, without feeding, that data of scalar `T` with `cols` columns fits the placeholder
   /// `Name`: the type at compile time, the columns at run time (ShapeError naming the
@@ -317,6 +336,32 @@ class Graph {
     static_assert(has<Name> && is_placeholder_at<index_of<Name>>(),
                   "hookfuse: the model has no placeholder with this name");
     return std::get<index_of<Name>>(slots_).fed;
+  }
+
+  /// The placeholders a step reads, by tape position: filled by check_fed() for the loss and
+  /// each tensor the step fetches, then checked as a whole by check_same_rows().
+  using read_set = std::array<bool, size>;
+
+  /// Before a step reads anything: throws ShapeError naming the reader and the placeholders
+  /// unless every placeholder the loss (Name empty, the forward pass) or the tensor `Name`
+  /// reads was fed, with one row count; marks those placeholders in `reads`.
+  template <fixed_string Name = "">
+  void check_fed(read_set& reads) const {
+    constexpr std::size_t target = Name.view().empty() ? Loss : index_of<Name>;
+    static_assert(target != detail::npos, "hookfuse: the model has no tensor with this name");
+    if constexpr (target != detail::npos) {
+      check_feeds<target>(Name.view());
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((reads[I] = reads[I] || detail::reads_placeholder<entries_type, target, I>()), ...);
+      }(std::make_index_sequence<target + 1>{});
+    }
+  }
+  /// Throws ShapeError naming the placeholders and their rows unless the batched placeholders
+  /// marked in `reads` were all fed the same number of rows (every placeholder of a step gets
+  /// the same batch).
+  void check_same_rows(const read_set& reads) const {
+    detail::check_same_rows<ShapeError, entries_type, names_type>(
+        slots_, {}, [&](auto i) { return reads[decltype(i)::value]; }, true);
   }
 
   /// Computes every tensor up to the loss; returns the loss. Throws ShapeError, before reading
@@ -422,19 +467,24 @@ class Graph {
     std::apply([&](auto&... s) { (visit_variable(s, f), ...); }, slots_);
   }
 
+  /// The column count of placeholder `Name` (its compile-time one, or the one given to the
+  /// Placeholder at run time); 0 for a tensor that is not a placeholder.
+  template <fixed_string Name>
+  Index placeholder_cols() const {
+    static_assert(has<Name>, "hookfuse: the model has no placeholder with this name");
+    if constexpr (is_placeholder_at<index_of<Name>>())
+      return std::get<index_of<Name>>(slots_).current.cols;
+    else
+      return 0;
+  }
+
+  /// The most rows a batch can have: what the graph was bound for.
   Index capacity() const { return capacity_; }
 
  private:
   template <std::size_t I>
   static constexpr bool is_placeholder_at() {
     return requires { typename std::tuple_element_t<I, entries_type>::placeholder_type; };
-  }
-  template <fixed_string Name>
-  Index placeholder_cols() const {
-    if constexpr (is_placeholder_at<index_of<Name>>())
-      return std::get<index_of<Name>>(slots_).current.cols;
-    else
-      return 0;
   }
   template <class Sl>
   static void clear_fed(Sl& s) {
@@ -536,15 +586,34 @@ class Graph {
     auto& slot = std::get<I>(slots_);
     if constexpr (requires { typename E::placeholder_type; }) {
       if constexpr (E::dims.rows == Dynamic) slot.current.rows = capacity_;
+      check_size<I>(slot.current);
     } else if constexpr (requires { typename E::op_type; }) {
       [&]<std::size_t... K>(std::index_sequence<K...>) {
         constexpr auto cs = E::children;
         const detail::Shape shape = E::op_type::shape(std::get<cs[K]>(slots_).shape()...);
         check_shapes<I>(std::get<cs[K]>(slots_).shape()...);
+        check_size<I>(shape);
         slot.val.reserve(shape);
         if constexpr (E::requires_grad) slot.adj.reserve(shape);
         std::get<I>(kernels_).reserve(shape, std::get<cs[K]>(slots_).shape()...);
       }(std::make_index_sequence<E::children.size()>{});
+    }
+  }
+  /// ValueError unless the tensor at tape position I, of `shape`, can be allocated and indexed:
+  /// rows * cols values of its scalar within the index type (no overflow in any size product).
+  template <std::size_t I>
+  void check_size(detail::Shape shape) const {
+    using S = typename std::tuple_element_t<I, entries_type>::scalar;
+    constexpr Index max_values = std::numeric_limits<Index>::max() / Index{sizeof(S)};
+    if (shape.rows > 0 && shape.cols > 0 && shape.rows > max_values / shape.cols) {
+      detail::ErrorMessage m;
+      constexpr std::string_view name = detail::name_at<names_type, I>();
+      m << "hookfuse: bind: capacity " << static_cast<long long>(capacity_)
+        << " is too large: the tensor ";
+      if constexpr (!name.empty()) m << "'" << name << "' ";
+      m << "at tape position " << I << " would be " << shape
+        << ", more values than memory can be indexed with";
+      detail::fail<ValueError>(m.str());
     }
   }
   template <std::size_t I, class... Sh>

@@ -151,7 +151,7 @@ std::vector<std::uint8_t> read_idx_file(const std::filesystem::path& path, std::
     check_idx_magic(bytes, name, magic, what);
     if (bytes.size() < header) {
       fail<DataError>(name + ": truncated: " + header_needs + " but the file has only " +
-                      std::to_string(bytes.size()));
+                      std::to_string(bytes.size()) + " bytes");
     }
   };
 

@@ -6,6 +6,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <span>
 #include <stdexcept>
 #include <string_view>
 #include <type_traits>
@@ -41,7 +42,13 @@ struct Feeds {
   In* input;
 
   bool next() { return input->next(); }
-  Index batch_size() const { return static_cast<Index>(input->batch_size()); }
+  /// The rows a batch of the input can have at most, what the session binds the graph for: the
+  /// input's capacity() when it has one (NumpyInputFn: min(batch_size, num_examples), the rows
+  /// its buffers hold), else its batch_size().
+  Index batch_size() const {
+    if constexpr (requires { input->capacity(); }) return static_cast<Index>(input->capacity());
+    else return static_cast<Index>(input->batch_size());
+  }
 
   /// Called by the session's constructor: every name has a tensor in the input, of the
   /// placeholder's scalar type (compile time) and column count (ShapeError otherwise).
@@ -129,10 +136,12 @@ inline CallerFeeds caller_feeds(Index max_batch_size) {
 }
 
 /// One entry of a caller's feed_dict: `rows` x `cols` values of T, row-major, for placeholder
-/// `Name` (cols < 0: the placeholder's column count, unchecked). `StaticCols` is the data's
-/// compile-time column count (an Eigen matrix's), checked at compile time. Not a copy: the
-/// data must stay valid until the run's fetches are read.
-template <fixed_string Name, class T, int StaticCols = Dynamic>
+/// `Name`. `StaticCols` is the data's compile-time column count (an Eigen matrix's), checked at
+/// compile time. `RowsOnly`: made from a pointer and a row count (no column count), which only
+/// feeds a placeholder with exactly one column (a compile error otherwise). cols < 0: rows is 0
+/// (an empty container) and any width fits. Not a copy: the data must stay valid until the
+/// run's fetches are read.
+template <fixed_string Name, class T, int StaticCols = Dynamic, bool RowsOnly = false>
 struct Feed {
   static constexpr auto name = Name;
   const T* data;
@@ -141,10 +150,15 @@ struct Feed {
 
   template <class G>
   void apply(G& graph) const {
-    if constexpr (StaticCols != Dynamic && G::template has<Name>)
-      static_assert(detail::check_feed_cols<Name, G::template dims_of<Name>.cols, StaticCols>());
-    if (cols < 0) graph.template feed<Name>(data, rows);
-    else graph.template feed<Name>(data, rows, cols);
+    if constexpr (RowsOnly) {
+      graph.template feed<Name>(data, rows);  // a one-column placeholder, or a compile error
+    } else {
+      if constexpr (StaticCols != Dynamic && G::template has<Name>)
+        static_assert(
+            detail::check_feed_cols<Name, G::template dims_of<Name>.cols, StaticCols>());
+      graph.template feed<Name>(data, rows,
+                                cols < 0 ? graph.template placeholder_cols<Name>() : cols);
+    }
   }
 };
 
@@ -153,20 +167,33 @@ template <fixed_string Name, class T>
 Feed<Name, T> feed(const T* data, Index rows, Index cols) {
   return {data, rows, cols};
 }
-/// `feed<"labels">(ys, rows)`: rows x (the placeholder's columns) values at `ys` (the width is
-/// the caller's promise; the container and matrix forms check it).
+/// `feed<"labels">(ys, rows)`: a [rows] vector at `ys`, for a placeholder with exactly one
+/// column (a compile error naming the placeholder for a wider one, whose width would be trusted:
+/// give the columns, or a container or matrix, whose size is checked).
 template <fixed_string Name, class T>
-Feed<Name, T> feed(const T* data, Index rows) {
-  return {data, rows, -1};
+Feed<Name, T, Dynamic, true> feed(const T* data, Index rows) {
+  return {data, rows, 1};
 }
+
+namespace detail {
+/// A contiguous container of values: std::vector, std::array, std::span (not an Eigen type).
+template <class C>
+concept FeedContainer = requires(const C& c) {
+  { c.data() } -> std::convertible_to<const void*>;
+  { c.size() } -> std::convertible_to<std::size_t>;
+} && (!requires { typename C::Scalar; });
+
+/// A std::span only views memory that outlives it: a temporary one does not dangle.
+template <class C>
+inline constexpr bool span_v = false;
+template <class T, std::size_t E>
+inline constexpr bool span_v<std::span<T, E>> = true;
+}  // namespace detail
+
 /// `feed<"x">(vector, rows)`: a contiguous container (std::vector, std::array, std::span) of
 /// rows x cols values; cols = size / rows is checked against the placeholder (ShapeError when
 /// size is not a multiple of rows).
-template <fixed_string Name, class C>
-  requires requires(const C& c) {
-    { c.data() } -> std::convertible_to<const void*>;
-    { c.size() } -> std::convertible_to<std::size_t>;
-  } && (!requires { typename C::Scalar; })
+template <fixed_string Name, detail::FeedContainer C>
 auto feed(const C& c, Index rows) {
   using T = std::remove_cv_t<std::remove_pointer_t<decltype(c.data())>>;
   const auto size = static_cast<Index>(c.size());
@@ -179,8 +206,14 @@ auto feed(const C& c, Index rows) {
             .str());
   return Feed<Name, T>{c.data(), rows, rows == 0 ? Index{-1} : size / rows};
 }
-/// `feed<"x">(matrix)`: an Eigen matrix (row-major when it has several columns) or vector whose
-/// rows are the batch. A compile-time column count is checked at compile time.
+/// A temporary container that owns its values (not a std::span) would be destroyed while the
+/// Feed still points into it: feed a named variable.
+template <fixed_string Name, detail::FeedContainer C>
+  requires(!std::is_reference_v<C> && !detail::span_v<std::remove_cv_t<C>>)
+void feed(C&& temporary, Index rows) = delete;
+
+/// `feed<"x">(matrix)`: an Eigen matrix, map or vector (row-major when it has several columns)
+/// whose rows are the batch. A compile-time column count is checked at compile time.
 template <fixed_string Name, class Derived>
 auto feed(const Eigen::MatrixBase<Derived>& m) {
   static_assert(Derived::ColsAtCompileTime == 1 || Derived::IsRowMajor,
@@ -195,12 +228,19 @@ auto feed(const Eigen::MatrixBase<Derived>& m) {
   using T = typename Derived::Scalar;
   return Feed<Name, T, Derived::ColsAtCompileTime>{d.data(), d.rows(), d.cols()};
 }
+/// A temporary matrix (anything but an Eigen::Map) would be destroyed while the Feed still
+/// points into it: feed a named variable.
+template <fixed_string Name, class Derived>
+  requires(!std::is_reference_v<Derived> &&
+           std::is_base_of_v<Eigen::MatrixBase<std::remove_cv_t<Derived>>, Derived> &&
+           !detail::eigen_map_v<std::remove_cv_t<Derived>>)
+void feed(Derived&& temporary) = delete;
 
 namespace detail {
 template <class T>
 struct is_feed : std::false_type {};
-template <fixed_string N, class T, int C>
-struct is_feed<Feed<N, T, C>> : std::true_type {};
+template <fixed_string N, class T, int C, bool R>
+struct is_feed<Feed<N, T, C, R>> : std::true_type {};
 }  // namespace detail
 
 }  // namespace hookfuse

@@ -43,11 +43,33 @@
 
 namespace hookfuse {
 
+namespace detail {
+/// T is std::reference_wrapper<const H> (std::cref(h)); named through <type_traits> only.
+template <class T>
+inline constexpr bool const_reference_wrapper_v =
+    !std::is_same_v<std::unwrap_reference_t<T>, T> &&
+    std::is_const_v<std::remove_reference_t<std::unwrap_reference_t<T>>>;
+/// Fails to compile for std::cref(h): the session calls a hook's events, which may change it
+/// (counters, timers, the last values), so it needs a non-const hook.
+template <class Hook>
+constexpr bool check_not_cref() {
+  static_assert(!const_reference_wrapper_v<Hook>,
+                "hookfuse: hooks(std::cref(h)): the session calls the hook's events on it, and "
+                "they may change it, so it cannot be const (the hook is 'Hook' in the "
+                "instantiation above): pass std::ref(h) to keep the hook and read it "
+                "afterwards, or pass it by value");
+  return !const_reference_wrapper_v<Hook>;
+}
+}  // namespace detail
+
 /// The hooks of a session, in the order their events are called. Each is copied into the
 /// session, except one passed as std::ref(h): the session then calls h itself, which must
 /// outlive the session, and h can be read afterwards (session.hook<I>() reaches either kind).
+/// std::cref(h) does not compile: events are called on a non-const hook.
 template <class... Hooks>
 constexpr auto hooks(Hooks&&... hs) {
+  [[maybe_unused]] constexpr bool checked =
+      (detail::check_not_cref<std::remove_cvref_t<Hooks>>() && ... && true);
   return boost::hana::make_tuple(std::forward<Hooks>(hs)...);
 }
 
@@ -114,8 +136,11 @@ struct HookPins<boost::hana::tuple<Hs...>> {
 /// request, the end of the input, close()) throws RuntimeError; if run() exits with an
 /// exception, end() is not called; the destructor does not call end() while an exception
 /// unwinds the stack, and logs (at ERROR, to stderr) instead of throwing an exception from
-/// end(), which close() propagates. (An exception from a fetched metric comes after the backward
-/// pass: the variables whose update is fused are then already updated, the others and
+/// end(), which close() propagates. Before each forward pass, every placeholder that the loss,
+/// the caller's fetches or this step's hook fetches read must be fed, all with the same rows
+/// (ShapeError otherwise, before anything is computed or any variable updated). (An exception
+/// that a fetched metric throws while it is computed, a label out of range, comes after the
+/// backward pass: the variables whose update is fused are then already updated, the others and
 /// global_step not.)
 template <class TrainOpT, class Input, class Hooks, class... Extras>
 class MonitoredTrainingSession {
@@ -270,12 +295,15 @@ class MonitoredTrainingSession {
 
   /// One training step that also returns the named tensors, as `sess.run([train_op, loss,
   /// accuracy])`: `session.run<"loss", "accuracy">()`. The names are checked at compile time
-  /// like a hook's fetches ("global_step", "gradients/<name>" of a stored gradient, any named
-  /// tensor or extra). The values are those hooks see: this step's forward pass, before the
-  /// update; a Variable is a view of the variable (already updated); "global_step" is the
-  /// value before this step's increment. They stay valid until the next run. Hooks see the
-  /// names as run_context.original_args().fetches. Returns no value when the input ran out
-  /// (no step, as run() returning false); throws RuntimeError as run() does.
+  /// like a hook's fetches ("global_step", any named tensor or extra, "gradients/<name>" of a
+  /// gradient that is stored: one a hook requests or reads, see update_fused; the caller's
+  /// fetch does not keep it, and a fused one is a compile error saying so). The values are
+  /// those hooks see: this step's forward pass, before the update; a Variable is a view of the
+  /// variable (already updated); "global_step" is the value before this step's increment. They
+  /// stay valid until the next run. Hooks see the names as run_context.original_args().fetches.
+  /// Returns no value when the input ran out (no step, as run() returning false); throws
+  /// RuntimeError as run() does, and ShapeError (before the forward pass) when a placeholder
+  /// that the loss or a fetch reads was not fed.
   ///
   /// A session built with caller_feeds takes its feeds here too:
   /// `session.run<"loss">(feed<"x">(xs, rows), feed<"y">(ys, rows))`.
@@ -419,6 +447,7 @@ class MonitoredTrainingSession {
       in_run_ = false;
       return false;
     }
+    check_step_feeds<Fetch...>(args);  // before anything is computed or updated
     graph_.forward();
     graph_.template backward<pins>(train_op_.optimizer);  // fused updates happen here
     stale_global_step_ = train_op_.global_step->value;
@@ -441,6 +470,33 @@ class MonitoredTrainingSession {
     should_stop_ = should_stop_ || ctx.stop_requested();
     in_run_ = false;
     return true;
+  }
+
+  /// Before the forward pass: every placeholder that the loss, the caller's fetches and the
+  /// fetches of the hooks whose args are active read was fed, and all of them with the same
+  /// number of rows (ShapeError naming the reader and the placeholders otherwise). Nothing has
+  /// been computed or updated when it throws.
+  template <fixed_string... Fetch, class Args>
+  void check_step_feeds(const Args& args) const {
+    typename graph_type::read_set reads{};
+    graph_.check_fed(reads);
+    (check_fetch_fed<Fetch>(reads), ...);
+    boost::hana::for_each(args, [&](const auto& a) { check_args_fed(a, reads); });
+    graph_.check_same_rows(reads);
+  }
+  template <fixed_string... Names>
+  void check_args_fed(const SessionRunArgs<Names...>& a,
+                      typename graph_type::read_set& reads) const {
+    if (a.active) (check_fetch_fed<Names>(reads), ...);
+  }
+  /// A named tensor of the model; "global_step" and "gradients/<name>" (the loss's graph) read
+  /// no placeholder the forward pass does not.
+  template <fixed_string Name>
+  void check_fetch_fed(typename graph_type::read_set& reads) const {
+    if constexpr (Name != detail::global_step_name && graph_type::template has<Name>)
+      graph_.template check_fed<Name>(reads);
+    else
+      (void)reads;
   }
 
 #ifndef HOOKFUSE_NO_EXCEPTIONS
