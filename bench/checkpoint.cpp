@@ -158,9 +158,12 @@ BENCHMARK(BM_bundle_writer)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseR
 BENCHMARK(BM_bundle_reader)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_crc32c)->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_step, Extra::none)
-    ->Name("BM_step_b32/four_hooks")->Unit(benchmark::kMicrosecond)->UseRealTime();
+    ->Name("BM_step_b32/four_hooks")
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 BENCHMARK_TEMPLATE(BM_step, Extra::checkpoint_saver)
-    ->Name("BM_step_b32/plus_checkpoint_saver_not_firing")->Unit(benchmark::kMicrosecond)
+    ->Name("BM_step_b32/plus_checkpoint_saver_not_firing")
+    ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -29,22 +29,27 @@ namespace hookfuse_bench {
 
 /// The hook added to the example's four.
 enum class Extra {
-  none,                     // the four hooks only
-  checkpoint_saver,         // CheckpointSaverHook(save_steps = never), io::Saver
-  summary_saver,            // SummarySaverHook(save_steps = never): loss and accuracy scalars
-  summary_saver_every_step, // the same with save_steps = 1: fires every step
-  step_counter_output_dir,  // StepCounterHook(every_n_steps = never, output_dir)
+  none,                      // the four hooks only
+  checkpoint_saver,          // CheckpointSaverHook(save_steps = never), io::Saver
+  summary_saver,             // SummarySaverHook(save_steps = never): loss and accuracy scalars
+  summary_saver_every_step,  // the same with save_steps = 1: fires every step
+  step_counter_output_dir,   // StepCounterHook(every_n_steps = never, output_dir)
 };
 
 inline constexpr std::int64_t kNever = std::int64_t{1} << 40;
 
 inline const char* extra_name(Extra e) {
   switch (e) {
-    case Extra::none: return "none";
-    case Extra::checkpoint_saver: return "checkpoint_saver";
-    case Extra::summary_saver: return "summary_saver";
-    case Extra::summary_saver_every_step: return "summary_saver_every_step";
-    case Extra::step_counter_output_dir: return "step_counter_output_dir";
+    case Extra::none:
+      return "none";
+    case Extra::checkpoint_saver:
+      return "checkpoint_saver";
+    case Extra::summary_saver:
+      return "summary_saver";
+    case Extra::summary_saver_every_step:
+      return "summary_saver_every_step";
+    case Extra::step_counter_output_dir:
+      return "step_counter_output_dir";
   }
   return "?";
 }
@@ -90,15 +95,15 @@ void with_extra_hook_session(Input input, const std::string& dir, Body&& body) {
     if constexpr (E == Extra::none) {
       return hana::make_tuple();
     } else if constexpr (E == Extra::checkpoint_saver) {
-      using Hook = hf::CheckpointSaverHook<hf::io::Saver, hana::tuple<>, hf::SteadyClock,
-                                           hf::NullLogger>;
+      using Hook =
+          hf::CheckpointSaverHook<hf::io::Saver, hana::tuple<>, hf::SteadyClock, hf::NullLogger>;
       return hana::make_tuple(Hook(dir, {.save_steps = kNever}, hf::io::Saver()));
     } else if constexpr (E == Extra::summary_saver || E == Extra::summary_saver_every_step) {
       const std::int64_t steps = E == Extra::summary_saver ? kNever : 1;
-      return hana::make_tuple(hf::SummarySaverHook(
-          {.save_steps = steps, .output_dir = dir},
-          hf::summary::merge(hf::summary::scalar<"loss">(loss),
-                             hf::summary::scalar<"accuracy">(accuracy))));
+      return hana::make_tuple(
+          hf::SummarySaverHook({.save_steps = steps, .output_dir = dir},
+                               hf::summary::merge(hf::summary::scalar<"loss">(loss),
+                                                  hf::summary::scalar<"accuracy">(accuracy))));
     } else {
       static_assert(E == Extra::step_counter_output_dir);
       return hana::make_tuple(hf::StepCounterHook<hf::SteadyClock, hf::NullLogger>(

@@ -57,15 +57,20 @@ void BM_summary_event(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK_TEMPLATE(BM_step, Extra::none)
-    ->Name("BM_step_b32/four_hooks")->Unit(benchmark::kMicrosecond)->UseRealTime();
+    ->Name("BM_step_b32/four_hooks")
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 BENCHMARK_TEMPLATE(BM_step, Extra::summary_saver)
-    ->Name("BM_step_b32/plus_summary_saver_not_firing")->Unit(benchmark::kMicrosecond)
+    ->Name("BM_step_b32/plus_summary_saver_not_firing")
+    ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 BENCHMARK_TEMPLATE(BM_step, Extra::summary_saver_every_step)
-    ->Name("BM_step_b32/plus_summary_saver_every_step")->Unit(benchmark::kMicrosecond)
+    ->Name("BM_step_b32/plus_summary_saver_every_step")
+    ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 BENCHMARK_TEMPLATE(BM_step, Extra::step_counter_output_dir)
-    ->Name("BM_step_b32/plus_step_counter_output_dir_not_firing")->Unit(benchmark::kMicrosecond)
+    ->Name("BM_step_b32/plus_step_counter_output_dir_not_firing")
+    ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 BENCHMARK(BM_summary_event)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
