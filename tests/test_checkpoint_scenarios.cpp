@@ -76,7 +76,7 @@ struct StepInput {
   Index batch_size() const { return 2; }
   template <class G>
   void feed(G& g) {
-    g.template feed<"x">(x, 2);
+    g.template feed<"x">(x, 2, 3);
     g.template feed<"labels">(y, 2);
   }
 };

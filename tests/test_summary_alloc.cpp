@@ -47,7 +47,7 @@ struct PreallocatedInput {
   Index batch_size() const { return kBatch; }
   template <class G>
   void feed(G& g) {
-    g.template feed<"x">(features->data() + offset * kFeatures, kBatch);
+    g.template feed<"x">(features->data() + offset * kFeatures, kBatch, kFeatures);
     g.template feed<"labels">(labels->data() + offset, kBatch);
   }
 };

@@ -58,7 +58,7 @@ struct KillInput {
   hookfuse::Index batch_size() const { return 4; }
   template <class G>
   void feed(G& g) {
-    g.template feed<"x">(x, 4);
+    g.template feed<"x">(x, 4, 8);
     g.template feed<"labels">(labels, 4);
   }
 };
