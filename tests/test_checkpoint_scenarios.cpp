@@ -94,7 +94,7 @@ std::set<std::string> all_files_in(const fs::path& dir) {
 }
 
 /// Every file name in `dir` but the event file that a chief's default summary hooks write into
-/// its checkpoint_dir (TF's summary_dir default; test_session_summaries checks that file).
+/// its checkpoint_dir (TF's summary_dir default; test_summary_session_defaults checks that file).
 std::set<std::string> files_in(const fs::path& dir) {
   std::set<std::string> out = all_files_in(dir);
   std::erase_if(out, [](const std::string& f) { return f.starts_with("events.out.tfevents."); });

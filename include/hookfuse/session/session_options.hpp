@@ -12,11 +12,13 @@
 // order; which chief-only hooks and which default hooks run is decided at construction
 // (ConditionalHook).
 //
-// The summary defaults exist in hosted builds with the io layer (where <hookfuse/hookfuse.hpp>
-// includes it: not HOOKFUSE_CORE_ONLY, HOOKFUSE_NO_EXCEPTIONS or HOOKFUSE_EMBEDDED; the macro
-// HOOKFUSE_SESSION_SUMMARIES below says so). There a session made with SessionOptions needs
-// <hookfuse/hooks/summary_saver_hook.hpp> (the umbrella header includes it), as SessionOptions<>
-// needs io::Saver. Elsewhere neither the options nor the two hook slots exist.
+// The summary hooks write files, so they run in hosted builds with the io layer (where
+// <hookfuse/hookfuse.hpp> includes it: not HOOKFUSE_CORE_ONLY, HOOKFUSE_NO_EXCEPTIONS or
+// HOOKFUSE_EMBEDDED; the macro HOOKFUSE_SESSION_SUMMARIES below says so). There a session made
+// with SessionOptions needs <hookfuse/hooks/summary_saver_hook.hpp> (the umbrella header
+// includes it), as SessionOptions<> needs io::Saver. Other builds have the same options and hook
+// slots (the same session.hook<I>() positions), but the two slots stay empty: a checkpoint_dir
+// writes no event file there, and an explicit summary_dir is a ValueError.
 #pragma once
 
 #include <boost/hana/tuple.hpp>
@@ -127,12 +129,10 @@ struct SessionOptions {
   std::string checkpoint_dir{};
   std::optional<double> save_checkpoint_secs = std::nullopt;
   std::optional<std::int64_t> save_checkpoint_steps = std::nullopt;
-#ifdef HOOKFUSE_SESSION_SUMMARIES
   std::string summary_dir{};
   std::optional<std::int64_t> save_summaries_steps = std::nullopt;
   std::optional<double> save_summaries_secs = std::nullopt;
   std::int64_t log_step_count_steps = 100;
-#endif
   std::optional<int> max_to_keep = std::nullopt;
   std::optional<Saver> saver = std::nullopt;
   std::optional<detail::warm_start_t<Saver>> warm_start_from = std::nullopt;
@@ -162,41 +162,40 @@ struct is_chief_only_hooks<ChiefOnlyHooks<Hs...>> : std::true_type {};
 template <class T, class... E>
 using model_summaries_t = summary::merge_all_t<decltype(std::declval<T&>().loss), E...>;
 
-/// How many default summary hook slots a session has between the chief-only hooks and the
-/// checkpoint saver hook (the StepCounterHook and the SummarySaverHook, where they exist).
-#ifdef HOOKFUSE_SESSION_SUMMARIES
-inline constexpr std::size_t num_summary_slots = 2;
-#else
-inline constexpr std::size_t num_summary_slots = 0;
-#endif
-/// Position of the checkpoint saver hook's slot after `num_chief` chief-only hooks.
+/// Position of the checkpoint saver hook's slot after `num_chief` chief-only hooks and the two
+/// default summary hook slots.
 template <std::size_t num_chief>
-inline constexpr std::size_t checkpoint_slot_index = num_chief + num_summary_slots;
+inline constexpr std::size_t checkpoint_slot_index = num_chief + 2;
+
+/// What the SummarySaverHook slot holds in builds without event files: an empty hook (the slot
+/// stays empty; it keeps session.hook<I>() positions the same in every build).
+struct NoSummarySaverHook {
+  void begin() {}
+};
 
 /// The hook list of a session made with options, for the train op T and extras E...: chief-only
-/// hooks, the StepCounterHook and the SummarySaverHook (HOOKFUSE_SESSION_SUMMARIES builds), the
-/// checkpoint saver hook, the user's hooks.
+/// hooks, the StepCounterHook, the SummarySaverHook, the checkpoint saver hook, the user's hooks.
 template <class Options, class Chief, class User, class T, class... E>
 struct session_hooks;
 template <class Saver, class C, class L, class... Cs, class... Us, class T, class... E>
 struct session_hooks<SessionOptions<Saver, C, L>, ChiefOnlyHooks<Cs...>, boost::hana::tuple<Us...>,
                      T, E...> {
   using checkpoint_hook = CheckpointSaverHook<Saver, boost::hana::tuple<>, C, L>;
+  using step_counter_hook = StepCounterHook<C, L>;
 #ifdef HOOKFUSE_SESSION_SUMMARIES
   using summaries = model_summaries_t<T, E...>;
-  using step_counter_hook = StepCounterHook<C, L>;
   using summary_hook = SummarySaverHook<summaries, C>;
   static_assert(
       requires { sizeof(typename dependent<T, summary_hook>::type); },
       "hookfuse: a session made with SessionOptions installs TensorFlow's default "
       "SummarySaverHook: #include <hookfuse/hooks/summary_saver_hook.hpp> (or "
       "<hookfuse/hookfuse.hpp>)");
+#else
+  using summary_hook = NoSummarySaverHook;
+#endif
   using type =
       boost::hana::tuple<ConditionalHook<Cs>..., ConditionalHook<step_counter_hook>,
                          ConditionalHook<summary_hook>, ConditionalHook<checkpoint_hook>, Us...>;
-#else
-  using type = boost::hana::tuple<ConditionalHook<Cs>..., ConditionalHook<checkpoint_hook>, Us...>;
-#endif
   /// Position of the checkpoint saver hook's slot.
   static constexpr std::size_t checkpoint_index = checkpoint_slot_index<sizeof...(Cs)>;
 };
@@ -239,7 +238,6 @@ std::optional<std::pair<std::optional<double>, std::optional<std::int64_t>>> che
   return std::pair{secs, steps};
 }
 
-#ifdef HOOKFUSE_SESSION_SUMMARIES
 /// TF's `summary_dir or checkpoint_dir`.
 template <class O>
 const std::string& summary_dir_of(const O& o) {
@@ -261,22 +259,25 @@ std::optional<std::pair<std::optional<double>, std::optional<std::int64_t>>> sum
   return std::pair{secs, steps};
 }
 
-#endif
-
 /// Builds the session's hook tuple from the options, the chief-only and the user's hooks, for
 /// the train op T and extras E... (whose summaries the default SummarySaverHook writes). The
 /// default summary hooks' slots are left empty here: create_summary_hooks fills them once the
 /// graph is bound and the warm start applied, so that a session whose creation fails before
 /// that leaves no event file. Their cadence is checked here (std::invalid_argument when both
-/// save_summaries_steps and save_summaries_secs are given, TF's ValueError).
+/// save_summaries_steps and save_summaries_secs are given, TF's ValueError), and in builds
+/// without event files an explicit summary_dir is a ValueError.
 template <class T, class... E, class Saver, class C, class L, class... Cs, class... Us>
 auto make_session_hooks(SessionOptions<Saver, C, L>& o, ChiefOnlyHooks<Cs...>&& chief,
                         boost::hana::tuple<Us...>&& user) {
   using H = session_hooks<SessionOptions<Saver, C, L>, ChiefOnlyHooks<Cs...>,
                           boost::hana::tuple<Us...>, T, E...>;
-#ifdef HOOKFUSE_SESSION_SUMMARIES
   if (const auto cadence = summary_cadence(o))
     (void)SecondOrStepTimer<C>(cadence->first, cadence->second, o.clock);  // throws if both
+#ifndef HOOKFUSE_SESSION_SUMMARIES
+  if (!o.summary_dir.empty())
+    detail::fail<ValueError>(
+        "hookfuse: SessionOptions::summary_dir: this build writes no event files "
+        "(HOOKFUSE_CORE_ONLY, HOOKFUSE_NO_EXCEPTIONS or HOOKFUSE_EMBEDDED); leave it empty");
 #endif
   ConditionalHook<typename H::checkpoint_hook> saver_hook;
   if (const auto cadence = checkpoint_cadence(o)) {
@@ -289,11 +290,9 @@ auto make_session_hooks(SessionOptions<Saver, C, L>& o, ChiefOnlyHooks<Cs...>&& 
   return boost::hana::unpack(std::move(chief.hooks), [&](auto&&... cs) {
     return boost::hana::unpack(std::move(user), [&](auto&&... us) {
       return typename H::type{ConditionalHook<Cs>(std::move(cs), is_chief)...,
-#ifdef HOOKFUSE_SESSION_SUMMARIES
                               ConditionalHook<typename H::step_counter_hook>{},
-                              ConditionalHook<typename H::summary_hook>{},
-#endif
-                              std::move(saver_hook), std::move(us)...};
+                              ConditionalHook<typename H::summary_hook>{}, std::move(saver_hook),
+                              std::move(us)...};
     });
   });
 }
@@ -313,7 +312,8 @@ struct summaries_of<SummarySaverHook<S, C>> {
 /// StepCounterHook (every log_step_count_steps, "global_step/sec"), then the SummarySaverHook,
 /// both into the directory's one shared writer (io::SummaryWriterCache), whose file this opens.
 /// Called by the session after binding and the warm start, before the restore; a new hook is
-/// as its begin() leaves it, so neither misses that event. Does nothing in builds without them.
+/// as its begin() leaves it, so neither misses that event. Does nothing in builds without event
+/// files (their slots stay empty).
 template <std::size_t num_chief, class Hooks, class Saver, class C, class L>
 void create_summary_hooks(Hooks& hooks, const SessionOptions<Saver, C, L>& o) {
 #ifdef HOOKFUSE_SESSION_SUMMARIES
@@ -328,8 +328,8 @@ void create_summary_hooks(Hooks& hooks, const SessionOptions<Saver, C, L>& o) {
                       o.clock, o.logger);
   if (const auto cadence = summary_cadence(o))
     summary_slot.emplace(typename SummaryHook::Options{.save_steps = cadence->second,
-                                                  .save_secs = cadence->first,
-                                                  .output_dir = summary_dir_of(o)},
+                                                       .save_secs = cadence->first,
+                                                       .output_dir = summary_dir_of(o)},
                          typename summaries_of<SummaryHook>::type{}, o.clock);
 #else
   (void)hooks;

@@ -1,4 +1,4 @@
-// tests/test_session_summaries.cpp: the summary hooks a MonitoredTrainingSession made with
+// tests/test_summary_session_defaults.cpp: the summary hooks a MonitoredTrainingSession made with
 // SessionOptions installs by default, checked on real event files read back with io::read_events.
 //
 // The specification is TensorFlow's code (tensorflow/python/training/monitored_session.py,
