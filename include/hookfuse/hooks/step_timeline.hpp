@@ -103,8 +103,9 @@ template <class Hooks>
 struct StepPhases;
 template <template <class...> class Tuple, class... Hs>
 struct StepPhases<Tuple<Hs...>> {
-  /// Some hook wants phase timings: the session compiles timing code at all.
-  static constexpr bool timed = (WantsPhaseTimings<hook_t<Hs>> || ... || false);
+  /// Some hook wants phase timings: the session compiles timing code at all. (A hook that
+  /// declares wants_phase_timings without the methods is a compile error, check_phase_timing_hook.)
+  static constexpr bool timed = (PhaseTimingHook<hook_t<Hs>> || ... || false);
   static constexpr std::size_t num_before =
       (std::size_t{HandlesBeforeRun<hook_t<Hs>>} + ... + 0);
   static constexpr std::size_t num_after =

@@ -458,7 +458,7 @@ class MonitoredTrainingSession {
     namespace hana = boost::hana;
     hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
       auto& h = hook_ref(hana::at(hooks_, i));
-      if constexpr (WantsPhaseTimings<std::remove_cvref_t<decltype(h)>>) {
+      if constexpr (PhaseTimingHook<std::remove_cvref_t<decltype(h)>>) {
         if (h.should_time_step(ctx) && !marks.active) {
           marks.active = true;
           marks.clock_hook = decltype(i)::value;
@@ -476,7 +476,7 @@ class MonitoredTrainingSession {
     double t = 0.0;
     hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
       auto& h = hook_ref(hana::at(hooks_, i));
-      if constexpr (WantsPhaseTimings<std::remove_cvref_t<decltype(h)>>) {
+      if constexpr (PhaseTimingHook<std::remove_cvref_t<decltype(h)>>) {
         if (decltype(i)::value == index) t = static_cast<double>(h.now());
       }
     });
@@ -491,7 +491,7 @@ class MonitoredTrainingSession {
                                 train_op_.global_step->value};
     hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
       auto& h = hook_ref(hana::at(hooks_, i));
-      if constexpr (WantsPhaseTimings<std::remove_cvref_t<decltype(h)>>)
+      if constexpr (PhaseTimingHook<std::remove_cvref_t<decltype(h)>>)
         h.after_timed_step(timeline);
     });
   }
