@@ -211,10 +211,15 @@ TEST_CASE("ProfilerHook: the trace has every phase in step order, timed by the h
 
   // The intervals, by hand: StopAtStepHook has before_run and after_run (hook 0), ProfilerHook
   // after_run only (hook 1), BeginOnlyHook neither (hook 2), AfterOnlyHook after_run (hook 3).
-  const std::vector<std::string> names = {
-      "before_run[0] hookfuse::StopAtStepHook", "input", "forward", "backward", "fetches",
-      "unfused_update", "after_run[0] hookfuse::StopAtStepHook", "after_run[1] ProfilerHook",
-      "after_run[3] AfterOnlyHook"};
+  const std::vector<std::string> names = {"before_run[0] hookfuse::StopAtStepHook",
+                                          "input",
+                                          "forward",
+                                          "backward",
+                                          "fetches",
+                                          "unfused_update",
+                                          "after_run[0] hookfuse::StopAtStepHook",
+                                          "after_run[1] ProfilerHook",
+                                          "after_run[3] AfterOnlyHook"};
   const auto& events = trace.at("traceEvents");
   REQUIRE(events.size() == 3 + names.size());
   CHECK(events[0].at("name") == "process_name");
@@ -333,9 +338,9 @@ TEST_CASE("ProfilerHook: checks its arguments", "[profiler]") {
   using P = ProfilerHook<Fake, QuietLogger>;
   FakeClock clock;
   CHECK_THROWS_AS(P({.output_dir = dir.path().string()}, Fake{&clock}), std::invalid_argument);
-  CHECK_THROWS_AS(P({.save_steps = 1, .save_secs = 1.0, .output_dir = dir.path().string()},
-                    Fake{&clock}),
-                  std::invalid_argument);
+  CHECK_THROWS_AS(
+      P({.save_steps = 1, .save_secs = 1.0, .output_dir = dir.path().string()}, Fake{&clock}),
+      std::invalid_argument);
   // output_dir under a regular file cannot be created.
   { std::ofstream(dir / "file") << "x"; }
   CHECK_THROWS_AS(P({.save_steps = 1, .output_dir = (dir / "file" / "sub").string()}, Fake{&clock}),
@@ -367,8 +372,8 @@ TEST_CASE("ProfilerHook as a chief-only hook: traced on the chief, absent elsewh
     hookfuse_test::LrModel m;
     FakeClock clock;
     MonitoredTrainingSession session(
-        m.train_op(), ConstantInput{},
-        SessionOptions<>{.is_chief = chief}, hooks(),  // no checkpoint_dir: no saver hook
+        m.train_op(), ConstantInput{}, SessionOptions<>{.is_chief = chief},
+        hooks(),  // no checkpoint_dir: no saver hook
         chief_only_hooks(ProfilerHook<Fake, QuietLogger>(
             {.save_steps = 1, .output_dir = dir.path().string()}, Fake{&clock})));
     session.run();

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -145,7 +146,8 @@ class ProfilerHook {
     if (!output_dir_.empty()) {
       std::error_code ec;
       std::filesystem::create_directories(output_dir_, ec);
-      if (ec) io::detail::fail_os("ProfilerHook: cannot create output_dir", output_dir_, ec.value());
+      if (ec)
+        io::detail::fail_os("ProfilerHook: cannot create output_dir", output_dir_, ec.value());
     }
   }
 

@@ -31,13 +31,20 @@ enum class StepPhase { before_run, input, forward, backward, fetches, unfused_up
 /// "before_run", "input", "forward", "backward", "fetches", "unfused_update", "after_run".
 constexpr std::string_view phase_name(StepPhase p) {
   switch (p) {
-    case StepPhase::before_run: return "before_run";
-    case StepPhase::input: return "input";
-    case StepPhase::forward: return "forward";
-    case StepPhase::backward: return "backward";
-    case StepPhase::fetches: return "fetches";
-    case StepPhase::unfused_update: return "unfused_update";
-    case StepPhase::after_run: return "after_run";
+    case StepPhase::before_run:
+      return "before_run";
+    case StepPhase::input:
+      return "input";
+    case StepPhase::forward:
+      return "forward";
+    case StepPhase::backward:
+      return "backward";
+    case StepPhase::fetches:
+      return "fetches";
+    case StepPhase::unfused_update:
+      return "unfused_update";
+    case StepPhase::after_run:
+      return "after_run";
   }
   return "";
 }
@@ -69,7 +76,9 @@ struct StepTimeline {
 
 /// H asks the session for phase timings (`static constexpr bool wants_phase_timings = true;`).
 template <class H>
-concept WantsPhaseTimings = requires { requires bool(H::wants_phase_timings); };
+concept WantsPhaseTimings = requires {
+  requires bool(H::wants_phase_timings);
+};
 
 /// What the session calls on a hook that wants phase timings:
 ///   should_time_step(run_context) at the start of every step, before the first before_run:
@@ -79,12 +88,12 @@ concept WantsPhaseTimings = requires { requires bool(H::wants_phase_timings); };
 ///   after_timed_step(timeline)  after the last after_run of a step that any of these hooks
 ///       asked to time (called on each of them: one that did not ask ignores it).
 template <class H>
-concept PhaseTimingHook =
-    WantsPhaseTimings<H> && requires(H& h, const SessionRunContext& ctx, const StepTimeline& t) {
-      { h.should_time_step(ctx) } -> std::same_as<bool>;
-      { h.now() } -> std::convertible_to<double>;
-      h.after_timed_step(t);
-    };
+concept PhaseTimingHook = WantsPhaseTimings<H> &&
+    requires(H& h, const SessionRunContext& ctx, const StepTimeline& t) {
+  { h.should_time_step(ctx) } -> std::same_as<bool>;
+  { h.now() } -> std::convertible_to<double>;
+  h.after_timed_step(t);
+};
 
 namespace detail {
 
@@ -106,8 +115,7 @@ struct StepPhases<Tuple<Hs...>> {
   /// Some hook wants phase timings: the session compiles timing code at all. (A hook that
   /// declares wants_phase_timings without the methods is a compile error, check_phase_timing_hook.)
   static constexpr bool timed = (PhaseTimingHook<hook_t<Hs>> || ... || false);
-  static constexpr std::size_t num_before =
-      (std::size_t{HandlesBeforeRun<hook_t<Hs>>} + ... + 0);
+  static constexpr std::size_t num_before = (std::size_t{HandlesBeforeRun<hook_t<Hs>>} + ... + 0);
   static constexpr std::size_t num_after =
       (std::size_t{HandlesAfterRun<hook_t<Hs>, run_values_t<hook_t<Hs>>>} + ... + 0);
   static constexpr std::size_t size = num_before + 5 + num_after;
