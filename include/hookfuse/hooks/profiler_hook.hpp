@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -32,15 +33,22 @@ namespace detail {
 /// The trace of one step in the Chrome trace event format (JSON object form), as chrome://tracing
 /// and Perfetto open it: metadata events naming the process ("hookfuse") and the thread
 /// ("MonitoredTrainingSession.run"), a complete event ("ph": "X") "step" covering the step, then
-/// one complete event per phase in step order. ts and dur are microseconds (doubles) from the
-/// start of the step; pid and tid are 1. A phase whose clock went backwards gets dur 0.
+/// one complete event per phase in step order. ts and dur are microseconds (doubles, whole
+/// nanoseconds) from the start of the step; pid and tid are 1. A phase whose clock went backwards
+/// gets dur 0.
 inline nlohmann::json chrome_trace(const StepTimeline& t) {
   using nlohmann::json;
   constexpr int pid = 1;
   constexpr int tid = 1;
   const double origin = t.marks.empty() ? 0.0 : t.marks.front();
-  auto micros = [origin](double secs) { return (secs - origin) * 1e6; };
-  auto nonneg = [](double us) { return us > 0.0 ? us : 0.0; };
+  // Whole nanoseconds from the origin, so that ts and dur print short and the phases tile the
+  // step exactly (dur = the difference of two integers).
+  auto nanos = [origin](double secs) { return std::llround((secs - origin) * 1e9); };
+  auto micros = [&nanos](double secs) { return static_cast<double>(nanos(secs)) / 1e3; };
+  auto span_micros = [&nanos](double from, double to) {
+    const long long d = nanos(to) - nanos(from);
+    return d > 0 ? static_cast<double>(d) / 1e3 : 0.0;
+  };
   json events = json::array();
   events.push_back({{"name", "process_name"},
                     {"ph", "M"},
@@ -57,7 +65,7 @@ inline nlohmann::json chrome_trace(const StepTimeline& t) {
                       {"cat", "step"},
                       {"ph", "X"},
                       {"ts", 0.0},
-                      {"dur", nonneg(micros(t.marks.back()))},
+                      {"dur", span_micros(origin, t.marks.back())},
                       {"pid", pid},
                       {"tid", tid},
                       {"args", {{"global_step", t.global_step}}}});
@@ -72,7 +80,7 @@ inline nlohmann::json chrome_trace(const StepTimeline& t) {
               {"cat", phase},
               {"ph", "X"},
               {"ts", micros(t.start(i))},
-              {"dur", nonneg(t.duration(i) * 1e6)},
+              {"dur", span_micros(t.start(i), t.marks[i + 1])},
               {"pid", pid},
               {"tid", tid}};
     if (p.phase == StepPhase::before_run || p.phase == StepPhase::after_run) {
