@@ -382,3 +382,27 @@ TEST_CASE("ProfilerHook as a chief-only hook: traced on the chief, absent elsewh
           (chief ? std::set<std::int64_t>{2} : std::set<std::int64_t>{}));
   }
 }
+
+TEST_CASE("Two ProfilerHooks: each writes its own steps; the first that asks gives the clock",
+          "[profiler]") {
+  ScratchDir dir1, dir2;
+  hookfuse_test::LrModel m;
+  FakeClock still;  // never moves: every interval it times is 0
+  TickClock ticking;
+  MonitoredTrainingSession session(
+      m.train_op(), ConstantInput{},
+      hooks(ProfilerHook<Fake, QuietLogger>({.save_steps = 1, .output_dir = dir1.path().string()},
+                                            Fake{&still}),
+            ProfilerHook<Tick, QuietLogger>({.save_steps = 2, .output_dir = dir2.path().string()},
+                                            Tick{&ticking})));
+  for (int i = 0; i < 3; ++i) session.run();
+  CHECK(timeline_steps(dir1.path()) == std::set<std::int64_t>{2, 3});
+  CHECK(timeline_steps(dir2.path()) == std::set<std::int64_t>{2});
+  // Step 2 was asked for by both: hook 0 comes first, so its still clock timed it, and the
+  // second hook's file shows that timeline (every dur 0). The ticking clock was read only by
+  // its own timer: at the first run and at the trigger of step 2.
+  const nlohmann::json trace = read_json(dir2 / "timeline-2.json");
+  for (const auto& e : trace.at("traceEvents"))
+    if (e.at("ph") == "X") CHECK(e.at("dur").get<double>() == 0.0);
+  CHECK(ticking.reads == 2);
+}
