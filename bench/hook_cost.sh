@@ -15,7 +15,8 @@
 # kernel's side of a write(2) is not in the counts.
 # Under callgrind a step takes about a second here: the default run takes about 6 minutes.
 # Skips (exit 0, a message) when valgrind or a C++ compiler is missing.
-# Environment: CXX (default g++), WORK (build directory, default a temporary one).
+# Environment: CXX (default g++), WORK (build directory, default a temporary one), VARIANTS
+# (space-separated, default the list below; also: profiler, profiler_every_step).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -49,7 +50,7 @@ count() {  # count <variant> <steps>: instructions executed (callgrind's "Collec
     sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
 
-variants=(none checkpoint_saver summary_saver step_counter_output_dir summary_saver_every_step none)
+read -r -a variants <<< "${VARIANTS:-none checkpoint_saver summary_saver step_counter_output_dir summary_saver_every_step none}"
 base=
 echo "| variant | instructions, $n1 steps | instructions, $n2 steps | per step | added per step | ratio to none |"
 echo "|---|---|---|---|---|---|"

@@ -1,5 +1,6 @@
 // bench/hook_session.hpp: the Fashion-MNIST step of bench/mlp.hpp (batch B, the example's four
-// hooks) with one more hook that writes files, for the cost of checkpoint and summary hooks
+// hooks) with one more hook that writes files, for the cost of checkpoint, summary and profiler
+// hooks
 // (bench/checkpoint.cpp, bench/summary.cpp, bench/hook_cost/driver.cpp).
 //
 // Extra::none is with_hookfuse_session's session exactly; every other variant adds one hook
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <hookfuse/hookfuse.hpp>
+#include <hookfuse/hooks/profiler_hook.hpp>
 #include <hookfuse/hooks/summary_saver_hook.hpp>
 #include <hookfuse/io/saver.hpp>
 #include <hookfuse/io/summary_writer_cache.hpp>
@@ -34,6 +36,8 @@ enum class Extra {
   summary_saver,             // SummarySaverHook(save_steps = never): loss and accuracy scalars
   summary_saver_every_step,  // the same with save_steps = 1: fires every step
   step_counter_output_dir,   // StepCounterHook(every_n_steps = never, output_dir)
+  profiler,                  // ProfilerHook(save_steps = never): phase timings compiled in
+  profiler_every_step,       // ProfilerHook(save_steps = 1): traces every step after the first
 };
 
 inline constexpr std::int64_t kNever = std::int64_t{1} << 40;
@@ -50,6 +54,10 @@ inline const char* extra_name(Extra e) {
       return "summary_saver_every_step";
     case Extra::step_counter_output_dir:
       return "step_counter_output_dir";
+    case Extra::profiler:
+      return "profiler";
+    case Extra::profiler_every_step:
+      return "profiler_every_step";
   }
   return "?";
 }
@@ -104,6 +112,10 @@ void with_extra_hook_session(Input input, const std::string& dir, Body&& body) {
           hf::SummarySaverHook({.save_steps = steps, .output_dir = dir},
                                hf::summary::merge(hf::summary::scalar<"loss">(loss),
                                                   hf::summary::scalar<"accuracy">(accuracy))));
+    } else if constexpr (E == Extra::profiler || E == Extra::profiler_every_step) {
+      const std::int64_t steps = E == Extra::profiler ? kNever : 1;
+      return hana::make_tuple(hf::ProfilerHook<hf::SteadyClock, hf::NullLogger>(
+          {.save_steps = steps, .output_dir = dir}));
     } else {
       static_assert(E == Extra::step_counter_output_dir);
       return hana::make_tuple(hf::StepCounterHook<hf::SteadyClock, hf::NullLogger>(

@@ -21,6 +21,9 @@
 #include <cstdint>
 #include <cstring>
 #include <hookfuse/hookfuse.hpp>
+#ifndef HOOKFUSE_CORE_ONLY
+#include <hookfuse/hooks/profiler_hook.hpp>  // nlohmann-json: not in core-only builds
+#endif
 #include <random>
 #include <string_view>
 #include <vector>
@@ -136,6 +139,58 @@ TEST_CASE("Session: after the first run, run() with the built-in hooks allocates
   CHECK_FALSE(session.should_stop());
   CHECK(session.global_step() == 21);
 }
+
+#ifndef HOOKFUSE_CORE_ONLY
+TEST_CASE("Session: steps a ProfilerHook does not trace allocate nothing", "[session][alloc]") {
+  // The same classifier; two ProfilerHooks, one by steps and one by seconds, neither of which
+  // fires in the measured runs (the first run of a session is never traced, TF's cadence; the
+  // next step trigger is global step 1000, the next time trigger 3600 s after the first run).
+  // Their output_dir is "" (the current directory): nothing is created, nothing written.
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
+  std::uniform_int_distribution<std::int32_t> label(0, kClasses - 1);
+  std::vector<float> features(static_cast<std::size_t>(kExamples * kFeatures));
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(kExamples));
+  for (auto& v : features) v = pixel(rng);
+  for (auto& v : labels) v = label(rng);
+
+  Placeholder<"x", float, kFeatures> x;
+  Placeholder<"labels", std::int32_t, 1> y;
+  nn::Dense<"dense", float> hidden(kFeatures, kHidden, nn::glorot_uniform{1});
+  nn::Dense<"logits", float> out(kHidden, kClasses, nn::glorot_uniform{2});
+  auto logits = named<"logits">(out(relu(hidden(x))));
+  auto loss = named<"loss">(sparse_softmax_cross_entropy(y, logits));
+  GlobalStep gs;
+  auto train_op = GradientDescentOptimizer(0.01).minimize(loss, gs);
+
+  FakeClock clock;
+  CountingLogger::State log;
+  using Fake = ClockRef<FakeClock>;
+  MonitoredTrainingSession session(
+      train_op, PreallocatedInput{&features, &labels},
+      hooks(StopAtStepHook({.num_steps = 1000}),
+            ProfilerHook<Fake, CountingLogger>({.save_steps = 1000}, Fake{&clock}, {&log}),
+            ProfilerHook<Fake, CountingLogger>({.save_secs = 3600.0}, Fake{&clock}, {&log})));
+  static_assert(decltype(session)::step_phases::timed);
+
+  session.run();  // warm-up, and the profilers' first run (never traced)
+  std::size_t news = 0;
+  std::size_t eigen_mallocs = 0;
+  {
+    hookfuse_test::NoAllocScope scope;  // no Catch2 assertions inside: they allocate
+    for (int i = 0; i < 20; ++i) {
+      session.run();
+      clock.advance(0.5);
+    }
+    news = scope.news();
+    eigen_mallocs = scope.eigen_mallocs();
+  }
+  CHECK(news == 0);
+  CHECK(eigen_mallocs == 0);
+  CHECK(log.info == 0);  // no "Saving timeline" line: nothing was traced
+  CHECK(session.global_step() == 21);
+}
+#endif
 
 TEST_CASE("The allocation counters see allocations", "[alloc]") {
   // Guards against counters that are not wired in (which would make the test above vacuous).

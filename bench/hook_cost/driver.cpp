@@ -5,7 +5,7 @@
 //     driver <variant> <steps>
 //
 // variant: none | checkpoint_saver | summary_saver | summary_saver_every_step |
-//          step_counter_output_dir. The session, its first run and its close are the same for
+//          step_counter_output_dir | profiler | profiler_every_step. The session, its first run and its close are the same for
 // every N, so the count difference between two N is the cost of the steps alone.
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +44,8 @@ int main(int argc, char** argv) {
   if (v == "summary_saver") return run<Extra::summary_saver>(steps);
   if (v == "summary_saver_every_step") return run<Extra::summary_saver_every_step>(steps);
   if (v == "step_counter_output_dir") return run<Extra::step_counter_output_dir>(steps);
+  if (v == "profiler") return run<Extra::profiler>(steps);
+  if (v == "profiler_every_step") return run<Extra::profiler_every_step>(steps);
   std::fprintf(stderr, "driver: unknown variant '%s'\n", argv[1]);
   return 2;
 }

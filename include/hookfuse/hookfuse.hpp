@@ -17,6 +17,7 @@
 #include "hookfuse/hooks/logging_tensor_hook.hpp"
 #include "hookfuse/hooks/nan_tensor_hook.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
+#include "hookfuse/hooks/step_timeline.hpp"
 #include "hookfuse/hooks/step_counter_hook.hpp"
 #include "hookfuse/hooks/stop_at_step_hook.hpp"
 #include "hookfuse/hooks/timer.hpp"

@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "hookfuse/clock.hpp"
+#include "hookfuse/detail/type_name.hpp"
 #include "hookfuse/hooks/concepts.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
 #include "hookfuse/hooks/timer.hpp"
@@ -51,24 +52,6 @@ template <class L>
 concept DeclaresAfterSave = std::is_class_v<L> && !requires { &ListenerProbe<L>::after_save; };
 template <class L>
 concept DeclaresListenerEnd = std::is_class_v<L> && !requires { &ListenerProbe<L>::end; };
-
-/// The unqualified-as-written name of a type, for log lines ("MyListener").
-template <class T>
-constexpr std::string_view type_name() {
-#if defined(__GNUC__) || defined(__clang__)
-  constexpr std::string_view f = __PRETTY_FUNCTION__;
-  constexpr std::size_t start = f.find("T = ");
-  if constexpr (start == std::string_view::npos) {
-    return "listener";
-  } else {
-    constexpr std::string_view rest = f.substr(start + 4);
-    constexpr std::size_t stop = rest.find_first_of(";]");
-    return rest.substr(0, stop);
-  }
-#else
-  return "listener";
-#endif
-}
 
 /// os.path.join(dir, name): no separator added after an empty dir or one ending in '/'.
 inline std::string join_path(std::string_view dir, std::string_view name) {

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "hookfuse/hooks/concepts.hpp"
+#include "hookfuse/hooks/step_timeline.hpp"
 
 namespace hookfuse {
 namespace detail {
@@ -75,6 +76,32 @@ struct ForwardEnd<D, H, true> {
   }
 };
 
+// A hook that wants phase timings (hooks/step_timeline.hpp) keeps them inside the slot; an
+// absent one never asks for a timed step.
+template <class D, class H, bool = WantsPhaseTimings<H>>
+struct ForwardPhaseTimings {};
+template <class D, class H>
+struct ForwardPhaseTimings<D, H, true> {
+  static constexpr bool wants_phase_timings = true;
+  bool should_time_step(const SessionRunContext& ctx)
+    requires PhaseTimingHook<H>
+  {
+    auto* h = static_cast<D*>(this)->get_if();
+    return h != nullptr && h->should_time_step(ctx);
+  }
+  double now()
+    requires PhaseTimingHook<H>
+  {
+    auto* h = static_cast<D*>(this)->get_if();
+    return h != nullptr ? static_cast<double>(h->now()) : 0.0;
+  }
+  void after_timed_step(const StepTimeline& timeline)
+    requires PhaseTimingHook<H>
+  {
+    if (auto* h = static_cast<D*>(this)->get_if()) h->after_timed_step(timeline);
+  }
+};
+
 }  // namespace detail
 
 /// A hook present or not, decided when the session is made: `Stored` is a hook or a
@@ -87,7 +114,8 @@ class ConditionalHook
       public detail::ForwardAfterCreateSession<ConditionalHook<Stored>, hook_t<Stored>>,
       public detail::ForwardBeforeRun<ConditionalHook<Stored>, hook_t<Stored>>,
       public detail::ForwardAfterRun<ConditionalHook<Stored>, hook_t<Stored>>,
-      public detail::ForwardEnd<ConditionalHook<Stored>, hook_t<Stored>> {
+      public detail::ForwardEnd<ConditionalHook<Stored>, hook_t<Stored>>,
+      public detail::ForwardPhaseTimings<ConditionalHook<Stored>, hook_t<Stored>> {
  public:
   using hook_type = hook_t<Stored>;
   /// Pins gradients like the hook it may hold (decided at compile time, present or not).

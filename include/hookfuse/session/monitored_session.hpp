@@ -15,6 +15,10 @@
 // variable is used more than once in the model. (A hook that requests a variable itself gets a
 // view of it, which shows this run's update in after_run on both paths.) Decided at
 // compile time; see update_fused below.
+//
+// Phase timings: when a hook declares wants_phase_timings (ProfilerHook; hooks/step_timeline.hpp)
+// the step reads that hook's clock at the end of every phase, in steps the hook asked for, and
+// hands it the timeline after the last after_run. Without such a hook no timing code is compiled.
 #pragma once
 
 #include <boost/hana/at.hpp>
@@ -27,6 +31,7 @@
 #include <cstdint>
 #include <exception>
 #include <optional>
+#include <span>
 #include <type_traits>
 #include <utility>
 
@@ -35,6 +40,7 @@
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/errors.hpp"
 #include "hookfuse/hooks/concepts.hpp"
+#include "hookfuse/hooks/step_timeline.hpp"
 #include "hookfuse/logging.hpp"
 #include "hookfuse/optim/gradient_descent.hpp"
 #include "hookfuse/session/checkpoint_variables.hpp"
@@ -152,6 +158,9 @@ class MonitoredTrainingSession {
   /// Which variables keep a stored gradient (detail::HookPins): what update_fused consults.
   using pins = detail::HookPins<Hooks>;
   static constexpr std::size_t num_hooks = decltype(boost::hana::length(std::declval<Hooks>()))::value;
+  /// The timed intervals of a step (detail::StepPhases): `timed` when a hook wants phase
+  /// timings (WantsPhaseTimings, hooks/step_timeline.hpp), and then which phases there are.
+  using step_phases = detail::StepPhases<Hooks>;
   /// What run<Names...>() returns: the caller's fetches of a step, none when no step ran.
   template <fixed_string... Names>
   using run_result = std::optional<SessionRunValues<Names...>>;
@@ -431,6 +440,67 @@ class MonitoredTrainingSession {
     else return SessionRunArgs<>{false};
   }
 
+  // --- phase timings (only instantiated when step_phases::timed) -------------------------------
+  using step_marks = detail::StepMarks<step_phases::timed, step_phases::size + 1>;
+
+  template <class H>
+  auto timed_before_run(H& h, SessionRunContext& ctx, step_marks& marks) {
+    auto a = call_before_run(h, ctx);
+    if constexpr (HandlesBeforeRun<H>) mark(marks);
+    return a;
+  }
+  /// The end of a phase: one clock reading in a timed step, nothing otherwise.
+  void mark(step_marks& marks) {
+    if constexpr (step_phases::timed) {
+      if (marks.active) marks.t[marks.k++] = timing_now(marks.clock_hook);
+    } else {
+      (void)marks;
+    }
+  }
+  /// Asks every hook that wants phase timings whether to time this step (each is asked, in hook
+  /// order); the first that says yes provides the clock, read once here for the start.
+  void start_timing(step_marks& marks, const SessionRunContext& ctx) {
+    namespace hana = boost::hana;
+    hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
+      auto& h = hook_ref(hana::at(hooks_, i));
+      if constexpr (PhaseTimingHook<std::remove_cvref_t<decltype(h)>>) {
+        if (h.should_time_step(ctx) && !marks.active) {
+          marks.active = true;
+          marks.clock_hook = decltype(i)::value;
+        }
+      }
+    });
+    if (marks.active) {
+      marks.k = 0;
+      marks.t[marks.k++] = timing_now(marks.clock_hook);
+    }
+  }
+  /// A reading of the clock of hook `index` (one that wants phase timings), in seconds.
+  double timing_now(std::size_t index) {
+    namespace hana = boost::hana;
+    double t = 0.0;
+    hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
+      auto& h = hook_ref(hana::at(hooks_, i));
+      if constexpr (PhaseTimingHook<std::remove_cvref_t<decltype(h)>>) {
+        if (decltype(i)::value == index) t = static_cast<double>(h.now());
+      }
+    });
+    return t;
+  }
+  /// After the last after_run of a timed step: every hook that wants phase timings receives
+  /// the timeline (one that did not ask for this step ignores it).
+  void finish_timing(step_marks& marks) {
+    namespace hana = boost::hana;
+    const StepTimeline timeline{std::span<const StepPhaseInfo>(step_phases::infos),
+                                std::span<const double>(marks.t.data(), marks.k),
+                                train_op_.global_step->value};
+    hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
+      auto& h = hook_ref(hana::at(hooks_, i));
+      if constexpr (PhaseTimingHook<std::remove_cvref_t<decltype(h)>>)
+        h.after_timed_step(timeline);
+    });
+  }
+
   /// The training step every run() overload calls: `caller` receives the caller's fetches
   /// (none for plain run()); `feed_inputs()` feeds the graph and returns false at the end of
   /// the input. Returns whether a step ran.
@@ -441,11 +511,17 @@ class MonitoredTrainingSession {
     in_run_ = true;
     SessionRunContext ctx(&train_op_.global_step->value,
                           OriginalArgs{detail::fetch_names<Fetch...>});
+    // Phase timings (hooks/step_timeline.hpp): `marks` is an empty object and every mark() an
+    // empty call unless a hook wants them; with one, the clock is read only when a hook asked
+    // for this step, decided here, before the first before_run, so that every hook's before_run
+    // is in the timeline.
+    step_marks marks;
+    if constexpr (step_phases::timed) start_timing(marks, ctx);
     // A braced list is evaluated left to right, so before_run is called in hook order
     // (hana::transform leaves the order of its calls unspecified: GCC goes right to left).
-    auto args = hana::unpack(hooks_, [&ctx](auto&... hs) {
+    auto args = hana::unpack(hooks_, [&ctx, &marks, this](auto&... hs) {
       return hana::tuple<decltype(call_before_run(hook_ref(hs), ctx))...>{
-          call_before_run(hook_ref(hs), ctx)...};
+          timed_before_run(hook_ref(hs), ctx, marks)...};
     });
     if (!feed_inputs()) {
       should_stop_ = true;
@@ -453,8 +529,11 @@ class MonitoredTrainingSession {
       return false;
     }
     check_step_feeds<Fetch...>(args);  // before anything is computed or updated
+    mark(marks);                       // end of the input
     graph_.forward();
+    mark(marks);
     graph_.template backward<pins>(train_op_.optimizer);  // fused updates happen here
+    mark(marks);
     stale_global_step_ = train_op_.global_step->value;
     hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
       fill_values(hana::at(values_, i), hana::at(args, i), fetched_[i]);
@@ -465,13 +544,21 @@ class MonitoredTrainingSession {
     } else {
       (void)caller;
     }
+    mark(marks);  // end of the fetches
     graph_.template apply_unfused<pins>(train_op_.optimizer);
     ++train_op_.global_step->value;
+    mark(marks);
     hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
       auto& h = hook_ref(hana::at(hooks_, i));
       using H = std::remove_cvref_t<decltype(h)>;
-      if constexpr (HandlesAfterRun<H, run_values_t<H>>) h.after_run(ctx, hana::at(values_, i));
+      if constexpr (HandlesAfterRun<H, run_values_t<H>>) {
+        h.after_run(ctx, hana::at(values_, i));
+        mark(marks);
+      }
     });
+    if constexpr (step_phases::timed) {
+      if (marks.active) finish_timing(marks);
+    }
     should_stop_ = should_stop_ || ctx.stop_requested();
     in_run_ = false;
     return true;
@@ -526,6 +613,7 @@ class MonitoredTrainingSession {
   template <class... Hs>
   static constexpr void check_each(std::type_identity<boost::hana::tuple<Hs...>>) {
     ((check_hook<hook_t<Hs>, MonitoredTrainingSession>(),
+      detail::check_phase_timing_hook<hook_t<Hs>>(),
       check_names<hook_t<Hs>>(run_args_t<hook_t<Hs>>{})),
      ...);
   }
