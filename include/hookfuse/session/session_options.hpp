@@ -73,8 +73,8 @@ using warm_start_t = typename warm_start_of<S>::type;
 
 }  // namespace detail
 
-/// Checkpointing options of a MonitoredTrainingSession, under TensorFlow's argument names and in
-/// their order (set them by name: `SessionOptions{.checkpoint_dir = "d",
+/// Checkpoint and summary options of a MonitoredTrainingSession, under TensorFlow's argument
+/// names and in their order (set them by name: `SessionOptions{.checkpoint_dir = "d",
 /// .save_checkpoint_steps = 50}`):
 ///   is_chief               this process restores and saves (TF: the chief); false: neither,
 ///                          and the chief-only hooks do not run.
