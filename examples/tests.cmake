@@ -21,3 +21,21 @@ if(HOOKFUSE_BUILD_TESTS)
   set_tests_properties(example.fashion_mnist_resume PROPERTIES LABELS example
                        SKIP_RETURN_CODE 77 TIMEOUT 300)
 endif()
+# Summaries: --model_dir D --max_steps 1000 leaves one event file with loss and accuracy at
+# steps 1, 101, ..., 901 and global_step/sec at 101, ..., 901, and scripts/plot_scalars.py turns
+# D into a PNG (examples/fashion_mnist/summaries_test.sh; skipped without Fashion-MNIST).
+if(HOOKFUSE_BUILD_TESTS)
+  find_program(HOOKFUSE_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+  find_program(HOOKFUSE_PYTHON3 NAMES python3)
+  set(_hookfuse_python3 "")
+  if(HOOKFUSE_PYTHON3)
+    set(_hookfuse_python3 "${HOOKFUSE_PYTHON3}")
+  endif()
+  add_test(NAME example.fashion_mnist_summaries
+    COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/fashion_mnist/summaries_test.sh"
+      "$<TARGET_FILE:fashion_mnist>" "$<TARGET_FILE:event_dump>"
+      "${PROJECT_SOURCE_DIR}/scripts/plot_scalars.py" "${_hookfuse_python3}"
+      "${CMAKE_CURRENT_BINARY_DIR}/fashion_mnist_summaries")
+  set_tests_properties(example.fashion_mnist_summaries PROPERTIES LABELS example
+                       SKIP_RETURN_CODE 77 TIMEOUT 300)
+endif()

@@ -344,8 +344,11 @@ TEST_CASE("CheckpointSaverHook: a step where it does not fire allocates nothing"
   Model m2;
   MonitoredTrainingSession installed(
       m2.train_op(), ConstInput{},
-      SessionOptions<FakeSaver, SteadyClock, NullLogger>{
-          .checkpoint_dir = "D", .save_checkpoint_steps = 1000, .saver = FakeSaver{&log}},
+      SessionOptions<FakeSaver, SteadyClock, NullLogger>{.checkpoint_dir = "D",
+                                                         .save_checkpoint_steps = 1000,
+                                                         .save_summaries_steps = 0,
+                                                         .log_step_count_steps = 0,
+                                                         .saver = FakeSaver{&log}},
       hooks(), chief_only_hooks(StopAtStepHook({.num_steps = 500})));
   installed.run();
   {

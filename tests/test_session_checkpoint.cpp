@@ -229,11 +229,13 @@ TEST_CASE("Session options: save_checkpoint_steps=50, StopAtStepHook(last_step=1
   FakeDir dir;
   Model m;
   {
-    MonitoredTrainingSession session(
-        m.train_op(0.01), ConstInput{},
-        SessionOptions<FakeSaver>{.checkpoint_dir = "D", .save_checkpoint_steps = 50,
-                                  .saver = FakeSaver{&dir}},
-        hooks(StopAtStepHook({.last_step = 120})));
+    MonitoredTrainingSession session(m.train_op(0.01), ConstInput{},
+                                     SessionOptions<FakeSaver>{.checkpoint_dir = "D",
+                                                               .save_checkpoint_steps = 50,
+                                                               .save_summaries_steps = 0,
+                                                               .log_step_count_steps = 0,
+                                                               .saver = FakeSaver{&dir}},
+                                     hooks(StopAtStepHook({.last_step = 120})));
     CHECK(dir.restore_calls == 1);  // the directory was empty: nothing restored
     CHECK(dir.restored.empty());
     CHECK(run_until_stop(session) == 120);
@@ -257,11 +259,13 @@ TEST_CASE("Session options: a second session restores step 120, StopAtStepHook(n
   float b_after_first = 0.0f;
   {
     Model m;
-    MonitoredTrainingSession session(
-        m.train_op(0.01), ConstInput{},
-        SessionOptions<FakeSaver>{.checkpoint_dir = "D", .save_checkpoint_steps = 50,
-                                  .saver = FakeSaver{&dir}},
-        hooks(StopAtStepHook({.last_step = 120})));
+    MonitoredTrainingSession session(m.train_op(0.01), ConstInput{},
+                                     SessionOptions<FakeSaver>{.checkpoint_dir = "D",
+                                                               .save_checkpoint_steps = 50,
+                                                               .save_summaries_steps = 0,
+                                                               .log_step_count_steps = 0,
+                                                               .saver = FakeSaver{&dir}},
+                                     hooks(StopAtStepHook({.last_step = 120})));
     run_until_stop(session);
     w_after_first = m.W.value(0, 0);
     b_after_first = m.b.value(0, 0);
@@ -275,6 +279,8 @@ TEST_CASE("Session options: a second session restores step 120, StopAtStepHook(n
       m2.train_op(0.0), ConstInput{},  // learning rate 0: the restored weights stay as they are
       SessionOptions<FakeSaver, SteadyClock, CapturingLogger>{.checkpoint_dir = "D",
                                                               .save_checkpoint_steps = 50,
+                                                              .save_summaries_steps = 0,
+                                                              .log_step_count_steps = 0,
                                                               .saver = FakeSaver{&dir},
                                                               .logger = {&lines}},
       hooks(StopAtStepHook({.num_steps = 30})));
@@ -303,11 +309,13 @@ TEST_CASE("Session options: end() does not save again when the last step was jus
   FakeDir dir;
   Model m;
   {
-    MonitoredTrainingSession session(
-        m.train_op(), ConstInput{},
-        SessionOptions<FakeSaver>{.checkpoint_dir = "D", .save_checkpoint_steps = 50,
-                                  .saver = FakeSaver{&dir}},
-        hooks(StopAtStepHook({.last_step = 100})));
+    MonitoredTrainingSession session(m.train_op(), ConstInput{},
+                                     SessionOptions<FakeSaver>{.checkpoint_dir = "D",
+                                                               .save_checkpoint_steps = 50,
+                                                               .save_summaries_steps = 0,
+                                                               .log_step_count_steps = 0,
+                                                               .saver = FakeSaver{&dir}},
+                                     hooks(StopAtStepHook({.last_step = 100})));
     run_until_stop(session);
   }
   CHECK(saved_steps(dir) == Steps{0, 50, 100});
@@ -325,12 +333,13 @@ TEST_CASE("Session options: save_checkpoint_secs with a fake clock", "[checkpoin
   {
     MonitoredTrainingSession session(
         m.train_op(), ConstInput{&clock, 3.0},
-        SessionOptions<FakeSaver, ClockRef<FakeClock>, CapturingLogger>{
-            .checkpoint_dir = "ckpts/",
-            .save_checkpoint_secs = 10,
-            .saver = FakeSaver{&dir},
-            .clock = {&clock},
-            .logger = {&lines}},
+        SessionOptions<FakeSaver, ClockRef<FakeClock>, CapturingLogger>{.checkpoint_dir = "ckpts/",
+                                                                        .save_checkpoint_secs = 10,
+                                                                        .save_summaries_steps = 0,
+                                                                        .log_step_count_steps = 0,
+                                                                        .saver = FakeSaver{&dir},
+                                                                        .clock = {&clock},
+                                                                        .logger = {&lines}},
         hooks(StopAtStepHook({.last_step = 10})));
     run_until_stop(session);
   }
@@ -358,8 +367,11 @@ TEST_CASE("Session options: neither cadence given means every 600 seconds (Tenso
   {
     MonitoredTrainingSession session(
         m.train_op(), ConstInput{&clock, 100.0},
-        SessionOptions<FakeSaver, ClockRef<FakeClock>, NullLogger>{
-            .checkpoint_dir = "D", .saver = FakeSaver{&dir}, .clock = {&clock}},
+        SessionOptions<FakeSaver, ClockRef<FakeClock>, NullLogger>{.checkpoint_dir = "D",
+                                                                   .save_summaries_steps = 0,
+                                                                   .log_step_count_steps = 0,
+                                                                   .saver = FakeSaver{&dir},
+                                                                   .clock = {&clock}},
         hooks(StopAtStepHook({.last_step = 8})));
     run_until_stop(session);
   }
@@ -376,17 +388,23 @@ TEST_CASE("Session options: both cadences is an error, a non-positive one instal
                                            O{.checkpoint_dir = "D",
                                              .save_checkpoint_secs = 10,
                                              .save_checkpoint_steps = 5,
+                                             .save_summaries_steps = 0,
+                                             .log_step_count_steps = 0,
                                              .saver = FakeSaver{&dir}},
                                            hooks()),
                   std::invalid_argument);
   // save_checkpoint_steps = 0 (secs not given): TF installs no CheckpointSaverHook, but the
   // chief still restores from checkpoint_dir.
   {
-    MonitoredTrainingSession session(
-        m.train_op(), ConstInput{},
-        O{.checkpoint_dir = "D", .save_checkpoint_steps = 0, .saver = FakeSaver{&dir}},
-        hooks(StopAtStepHook({.num_steps = 3})));
-    CHECK(!session.hook<0>().has_value());  // the saver hook slot is empty
+    MonitoredTrainingSession session(m.train_op(), ConstInput{},
+                                     O{.checkpoint_dir = "D",
+                                       .save_checkpoint_steps = 0,
+                                       .save_summaries_steps = 0,
+                                       .log_step_count_steps = 0,
+                                       .saver = FakeSaver{&dir}},
+                                     hooks(StopAtStepHook({.num_steps = 3})));
+    // Slots: StepCounterHook, SummarySaverHook (both off here), CheckpointSaverHook.
+    CHECK(!session.hook<2>().has_value());  // the saver hook slot is empty
     run_until_stop(session);
   }
   CHECK(dir.saves.empty());
@@ -409,8 +427,11 @@ TEST_CASE("Session options: hooks run chief-only first, then the checkpoint save
     Model m;
     MonitoredTrainingSession first(
         m.train_op(), ConstInput{},
-        SessionOptions<FakeSaver, SteadyClock, NullLogger>{
-            .checkpoint_dir = "D", .save_checkpoint_steps = 50, .saver = FakeSaver{&dir}},
+        SessionOptions<FakeSaver, SteadyClock, NullLogger>{.checkpoint_dir = "D",
+                                                           .save_checkpoint_steps = 50,
+                                                           .save_summaries_steps = 0,
+                                                           .log_step_count_steps = 0,
+                                                           .saver = FakeSaver{&dir}},
         hooks(StopAtStepHook({.last_step = 3})));
     run_until_stop(first);
   }
@@ -419,8 +440,11 @@ TEST_CASE("Session options: hooks run chief-only first, then the checkpoint save
   {
     MonitoredTrainingSession session(
         m.train_op(), ConstInput{},
-        SessionOptions<FakeSaver, SteadyClock, NullLogger>{
-            .checkpoint_dir = "D", .save_checkpoint_steps = 50, .saver = FakeSaver{&dir}},
+        SessionOptions<FakeSaver, SteadyClock, NullLogger>{.checkpoint_dir = "D",
+                                                           .save_checkpoint_steps = 50,
+                                                           .save_summaries_steps = 0,
+                                                           .log_step_count_steps = 0,
+                                                           .saver = FakeSaver{&dir}},
         hooks(RecordingHook{&dir.events, "user"}, StopAtStepHook({.num_steps = 2})),
         chief_only_hooks(RecordingHook{&dir.events, "chief"}));
     run_until_stop(session);
@@ -443,16 +467,22 @@ TEST_CASE("Session options: a chief-only StopAtStepHook(num_steps) counts from t
     Model m;
     MonitoredTrainingSession first(
         m.train_op(), ConstInput{},
-        SessionOptions<FakeSaver, SteadyClock, NullLogger>{
-            .checkpoint_dir = "D", .save_checkpoint_steps = 50, .saver = FakeSaver{&dir}},
+        SessionOptions<FakeSaver, SteadyClock, NullLogger>{.checkpoint_dir = "D",
+                                                           .save_checkpoint_steps = 50,
+                                                           .save_summaries_steps = 0,
+                                                           .log_step_count_steps = 0,
+                                                           .saver = FakeSaver{&dir}},
         hooks(StopAtStepHook({.last_step = 40})));
     run_until_stop(first);
   }
   Model m;
   MonitoredTrainingSession session(
       m.train_op(), ConstInput{},
-      SessionOptions<FakeSaver, SteadyClock, NullLogger>{
-          .checkpoint_dir = "D", .save_checkpoint_steps = 50, .saver = FakeSaver{&dir}},
+      SessionOptions<FakeSaver, SteadyClock, NullLogger>{.checkpoint_dir = "D",
+                                                         .save_checkpoint_steps = 50,
+                                                         .save_summaries_steps = 0,
+                                                         .log_step_count_steps = 0,
+                                                         .saver = FakeSaver{&dir}},
       hooks(), chief_only_hooks(StopAtStepHook({.num_steps = 5})));
   CHECK(session.global_step() == 40);
   CHECK(run_until_stop(session) == 5);
@@ -469,8 +499,11 @@ TEST_CASE("Session options: a non-chief neither restores nor saves, and skips ch
     Model m;
     MonitoredTrainingSession first(
         m.train_op(), ConstInput{},
-        SessionOptions<FakeSaver, SteadyClock, NullLogger>{
-            .checkpoint_dir = "D", .save_checkpoint_steps = 50, .saver = FakeSaver{&dir}},
+        SessionOptions<FakeSaver, SteadyClock, NullLogger>{.checkpoint_dir = "D",
+                                                           .save_checkpoint_steps = 50,
+                                                           .save_summaries_steps = 0,
+                                                           .log_step_count_steps = 0,
+                                                           .saver = FakeSaver{&dir}},
         hooks(StopAtStepHook({.last_step = 10})));
     run_until_stop(first);
   }
@@ -489,7 +522,9 @@ TEST_CASE("Session options: a non-chief neither restores nor saves, and skips ch
         chief_only_hooks(RecordingHook{&dir.events, "chief"}));
     CHECK(session.global_step() == 0);  // not restored
     CHECK(!session.hook<0>().has_value());  // the chief-only hook's slot
-    CHECK(!session.hook<1>().has_value());  // the saver hook's slot
+    CHECK(!session.hook<1>().has_value());  // the StepCounterHook's slot
+    CHECK(!session.hook<2>().has_value());  // the SummarySaverHook's slot
+    CHECK(!session.hook<3>().has_value());  // the saver hook's slot
     run_until_stop(session);
   }
   CHECK(dir.restore_calls == 0);
@@ -550,19 +585,28 @@ TEST_CASE("Session options: max_to_keep goes to the saver the session makes",
   using O = SessionOptions<ConfigurableSaver, SteadyClock, NullLogger>;
   {
     MonitoredTrainingSession session(m.train_op(), ConstInput{},
-                                     O{.checkpoint_dir = "D", .max_to_keep = 2}, hooks());
+                                     O{.checkpoint_dir = "D",
+                                       .save_summaries_steps = 0,
+                                       .log_step_count_steps = 0,
+                                       .max_to_keep = 2},
+                                     hooks());
     CHECK(ConfigurableSaver::last_max_to_keep() == 2);
   }
   {
-    MonitoredTrainingSession session(m.train_op(), ConstInput{}, O{.checkpoint_dir = "D"},
-                                     hooks());
+    MonitoredTrainingSession session(
+        m.train_op(), ConstInput{},
+        O{.checkpoint_dir = "D", .save_summaries_steps = 0, .log_step_count_steps = 0}, hooks());
     CHECK(ConfigurableSaver::last_max_to_keep() == 5);  // TensorFlow's Saver default
   }
   int seen = 0;
   const std::string msg = error_of<ValueError>([&] {
-    MonitoredTrainingSession session(
-        m.train_op(), ConstInput{},
-        O{.checkpoint_dir = "D", .max_to_keep = 3, .saver = ConfigurableSaver(&seen)}, hooks());
+    MonitoredTrainingSession session(m.train_op(), ConstInput{},
+                                     O{.checkpoint_dir = "D",
+                                       .save_summaries_steps = 0,
+                                       .log_step_count_steps = 0,
+                                       .max_to_keep = 3,
+                                       .saver = ConfigurableSaver(&seen)},
+                                     hooks());
   });
   CHECK(msg.find("max_to_keep is for the saver the session makes") != std::string::npos);
 }
@@ -573,8 +617,11 @@ TEST_CASE("Session options: the existing constructors and extras still work alon
   Model m;
   MonitoredTrainingSession session(
       m.train_op(), ConstInput{},
-      SessionOptions<FakeSaver, SteadyClock, NullLogger>{
-          .checkpoint_dir = "D", .save_checkpoint_steps = 2, .saver = FakeSaver{&dir}},
+      SessionOptions<FakeSaver, SteadyClock, NullLogger>{.checkpoint_dir = "D",
+                                                         .save_checkpoint_steps = 2,
+                                                         .save_summaries_steps = 0,
+                                                         .log_step_count_steps = 0,
+                                                         .saver = FakeSaver{&dir}},
       hooks(StopAtStepHook({.num_steps = 4})), chief_only_hooks(), m.accuracy());
   auto r = session.run<"accuracy">();
   REQUIRE(r);

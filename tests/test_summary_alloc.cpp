@@ -126,3 +126,72 @@ TEST_CASE("SummarySaverHook and StepCounterHook with a writer allocate nothing b
   CHECK(rate_steps == std::vector<std::int64_t>{11});
   io::SummaryWriterCache::clear();
 }
+
+TEST_CASE("The session's default summary hooks allocate nothing between firings",
+          "[summary][alloc]") {
+  // The same model, its summaries given to a session made with SessionOptions{.summary_dir}:
+  // the StepCounterHook and SummarySaverHook the session installs (every 10 steps here).
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
+  std::uniform_int_distribution<std::int32_t> label(0, kClasses - 1);
+  std::vector<float> features(static_cast<std::size_t>(kExamples * kFeatures));
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(kExamples));
+  for (auto& v : features) v = pixel(rng);
+  for (auto& v : labels) v = label(rng);
+
+  Placeholder<"x", float, kFeatures> x;
+  Placeholder<"labels", std::int32_t, 1> y;
+  nn::Dense<"dense", float> hidden(kFeatures, kHidden, nn::glorot_uniform{1});
+  nn::Dense<"logits", float> out(kHidden, kClasses, nn::glorot_uniform{2});
+  auto logits = named<"logits">(out(relu(hidden(x))));
+  auto loss = named<"loss">(sparse_softmax_cross_entropy(y, logits));
+  GlobalStep gs;
+  auto train_op = GradientDescentOptimizer(0.01).minimize(loss, gs);
+
+  hookfuse_test::ScratchDir dir;
+  FakeClock clock;
+  int log_lines = 0;
+  using Fake = ClockRef<FakeClock>;
+  MonitoredTrainingSession session(
+      train_op, PreallocatedInput{&features, &labels},
+      SessionOptions<io::Saver, Fake, QuietLogger>{.summary_dir = dir.path().string(),
+                                                   .save_summaries_steps = 10,
+                                                   .log_step_count_steps = 10,
+                                                   .clock = Fake{&clock},
+                                                   .logger = QuietLogger{&log_lines}},
+      hooks(), summary::scalar<"loss">(loss), summary::scalar<"accuracy">(accuracy(y, logits)),
+      summary::histogram<"logits/kernel">(out.kernel));
+  REQUIRE(session.hook<0>().has_value());
+  REQUIRE(session.hook<1>().has_value());
+
+  session.run();  // global step 1: the summaries and START are written, the step counter's base
+  clock.advance(0.5);
+  std::size_t news = 0;
+  std::size_t eigen_mallocs = 0;
+  {
+    hookfuse_test::NoAllocScope scope;  // no Catch2 assertions inside: they allocate
+    for (int i = 0; i < 9; ++i) {       // global steps 2 .. 10: no hook fires
+      session.run();
+      clock.advance(0.5);
+    }
+    news = scope.news();
+    eigen_mallocs = scope.eigen_mallocs();
+  }
+  CHECK(news == 0);
+  CHECK(eigen_mallocs == 0);
+  session.run();  // global step 11: both fire
+  session.close();
+  CHECK(log_lines == 1);  // "global_step/sec: 2" at step 11
+  const auto files = io::event_files(dir.path());
+  REQUIRE(files.size() == 1);
+  std::vector<std::int64_t> kernel_steps, rate_steps;
+  for (const auto& e : io::read_events(files.front())) {
+    for (const auto& v : e.summary.value) {
+      if (v.tag == "logits/kernel") kernel_steps.push_back(e.step);
+      if (v.tag == "global_step/sec") rate_steps.push_back(e.step);
+    }
+  }
+  CHECK(kernel_steps == std::vector<std::int64_t>{1, 11});
+  CHECK(rate_steps == std::vector<std::int64_t>{11});
+  io::SummaryWriterCache::clear();
+}

@@ -5,14 +5,18 @@
 //   hidden = tf.layers.dense(x, 256, activation=tf.nn.relu)
 //   logits = tf.layers.dense(hidden, 10)
 //   loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+//   tf.compat.v1.summary.scalar("loss", loss); tf.compat.v1.summary.scalar("accuracy", accuracy)
 //   train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step)
-//   hooks = [StopAtStepHook(last_step=...), StepCounterHook(), NanTensorHook(loss),
+//   hooks = [StopAtStepHook(last_step=max_steps), NanTensorHook(loss),
 //            LoggingTensorHook({"loss": loss, "accuracy": accuracy}, every_n_iter=100)]
 //   tf.compat.v1.train.MonitoredTrainingSession(checkpoint_dir=model_dir,
 //       save_checkpoint_steps=..., hooks=hooks)   # --model_dir, --save_checkpoint_steps
 //   tf.compat.v1.train.init_from_checkpoint(warm_start_from, {"/": "/"})   # --warm_start_from
 // With --model_dir, checkpoints go there (model.ckpt-<step>, TensorFlow's format) and a
-// restarted run resumes from the latest one. On resume it skips the batches already trained
+// restarted run resumes from the latest one; the session's default summary hooks write one
+// TensorBoard event file there: "loss" and "accuracy" at global steps 1, 101, 201, ... and
+// "global_step/sec" at 101, 201, ... (scripts/plot_scalars.py draws them; docs/summaries.md).
+// Without --model_dir a StepCounterHook of the example's own logs the step rate instead. On resume it skips the batches already trained
 // (global_step of them, in the same seeded order), so it trains on exactly the batches an
 // uninterrupted run would (TensorFlow's numpy_input_fn would start its epoch again instead).
 // The last line of output is "test_accuracy: <value>".
@@ -93,6 +97,9 @@ int main(int argc, char** argv) {
   auto logits = hf::named<"logits">(output(hf::relu(hidden(x))));
   auto loss = hf::named<"loss">(hf::sparse_softmax_cross_entropy(labels, logits));
   auto accuracy = hf::named<"accuracy">(hf::accuracy(labels, logits));
+  // The model's summaries: the session's default SummarySaverHook writes every one of them.
+  auto loss_summary = hf::summary::scalar<"loss">(loss);
+  auto accuracy_summary = hf::summary::scalar<"accuracy">(accuracy);
 
   hf::GlobalStep global_step;
   auto train_op = hf::GradientDescentOptimizer(learning_rate).minimize(loss, global_step);
@@ -111,9 +118,12 @@ int main(int argc, char** argv) {
     hf::MonitoredTrainingSession session(
         train_op, hf::feeds<"x", "labels">(train_input), std::move(options),
         hf::hooks(hf::StopAtStepHook({.last_step = last_step}),
-                  hf::StepCounterHook<>({.every_n_steps = 100}), hf::NanTensorHook<"loss">(),
+                  // The session installs TF's StepCounterHook when it has a directory.
+                  hf::ConditionalHook(hf::StepCounterHook<>({.every_n_steps = 100}),
+                                      model_dir.empty()),
+                  hf::NanTensorHook<"loss">(),
                   hf::LoggingTensorHook<"loss", "accuracy">({.every_n_iter = 100})),
-        accuracy);
+        loss_summary, accuracy_summary);
     if (session.restored_from_checkpoint()) {
       // Resume the batch order where the checkpoint left it: skip the batches trained so far.
       std::printf("resumed at global_step: %lld\n", static_cast<long long>(global_step.value));

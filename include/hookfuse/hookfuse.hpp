@@ -1,8 +1,9 @@
 // hookfuse/hookfuse.hpp: the umbrella header: everything in hookfuse.
 //
 // In hosted builds it also includes the checkpoint layer (hookfuse/io/saver.hpp,
-// init_from_checkpoint.hpp and VariableInitializationHook), which needs LevelDB and protozero:
-// SessionOptions<> saves with io::Saver. Core-only builds (CMake's HOOKFUSE_CORE_ONLY, which
+// init_from_checkpoint.hpp and VariableInitializationHook) and SummarySaverHook, which need
+// LevelDB and protozero: SessionOptions<> saves with io::Saver and installs TensorFlow's default
+// summary hooks. Core-only builds (CMake's HOOKFUSE_CORE_ONLY, which
 // defines the macro of that name) and builds without exceptions (HOOKFUSE_NO_EXCEPTIONS,
 // HOOKFUSE_EMBEDDED) leave it out; their sessions with checkpoint options name their own saver.
 #pragma once
@@ -33,6 +34,7 @@
 #include "hookfuse/session/session_options.hpp"
 
 #if !defined(HOOKFUSE_CORE_ONLY) && !defined(HOOKFUSE_NO_EXCEPTIONS)
+#include "hookfuse/hooks/summary_saver_hook.hpp"
 #include "hookfuse/hooks/variable_initialization_hook.hpp"
 #include "hookfuse/io/init_from_checkpoint.hpp"
 #include "hookfuse/io/saver.hpp"

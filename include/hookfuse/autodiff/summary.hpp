@@ -98,4 +98,56 @@ constexpr auto merge(const Summary<Ks, Tags, Ts>&...) {
   return Merged<typename Summary<Ks, Tags, Ts>::spec...>{};
 }
 
+namespace detail {
+/// The specs collected so far, each once, in the order first met.
+template <class... Ss>
+struct SpecList {};
+template <class List, class S>
+struct add_spec;
+template <class... Ss, class S>
+struct add_spec<SpecList<Ss...>, S> {
+  using type =
+      std::conditional_t<(std::is_same_v<S, Ss> || ...), SpecList<Ss...>, SpecList<Ss..., S>>;
+};
+
+/// Walks the expression type `E` (children first, as TensorFlow creates a summary op after its
+/// input): `List` plus every summary declaration in E. Leaves (variables, placeholders,
+/// constants) hold none.
+template <class List, class E>
+struct collect {
+  using type = List;
+};
+template <class List, class... Es>
+struct collect_all {
+  using type = List;
+};
+template <class List, class E, class... Es>
+struct collect_all<List, E, Es...> {
+  using type = typename collect_all<typename collect<List, E>::type, Es...>::type;
+};
+template <class List, Kind K, fixed_string Tag, class T>
+struct collect<List, Summary<K, Tag, T>> {
+  using type = typename add_spec<typename collect<List, T>::type, Spec<K, Tag, T::name>>::type;
+};
+template <class List, fixed_string N, class X>
+struct collect<List, Named<N, X>> : collect<List, X> {};
+template <class List, class Op, class... Cs>
+struct collect<List, Node<Op, Cs...>> : collect_all<List, Cs...> {};
+
+template <class List>
+struct merged_of;
+template <class... Ss>
+struct merged_of<SpecList<Ss...>> {
+  using type = Merged<Ss...>;
+};
+}  // namespace detail
+
+/// Every summary declared in the expressions `Es` (a model's loss and the session's extras),
+/// each once, inner ones before the ones above them, expression by expression: TensorFlow's
+/// `tf.compat.v1.summary.merge_all()`, the summaries the session's default SummarySaverHook
+/// writes (session/session_options.hpp). `summary::Merged<>` when there are none.
+template <class... Es>
+using merge_all_t =
+    typename detail::merged_of<typename detail::collect_all<detail::SpecList<>, Es...>::type>::type;
+
 }  // namespace hookfuse::summary

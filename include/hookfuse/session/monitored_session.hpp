@@ -183,13 +183,15 @@ class MonitoredTrainingSession {
   ///         accuracy);
   ///
   /// Hooks run in TensorFlow's order: the chief-only hooks (only when options.is_chief), the
-  /// CheckpointSaverHook (a chief with a checkpoint_dir; see SessionOptions for its cadence),
-  /// then the user's hooks; session.hook<I>() counts them in that order, a chief-only hook and
-  /// the saver hook as ConditionalHook slots. A chief with a checkpoint_dir restores the latest
-  /// checkpoint there (the saver's restore_latest: every variable and the global step) after
-  /// binding the graph and before any hook's after_create_session, so StopAtStepHook(num_steps)
-  /// counts from the restored step and the saver hook's first save is at that step. Otherwise
-  /// nothing is restored or written.
+  /// StepCounterHook and the SummarySaverHook (a chief with a summary_dir or checkpoint_dir, in
+  /// hosted builds; they write the model's summaries and "global_step/sec" into one event file),
+  /// the CheckpointSaverHook (a chief with a checkpoint_dir; see SessionOptions for the
+  /// cadences), then the user's hooks; session.hook<I>() counts them in that order, a chief-only
+  /// hook and each default hook as a ConditionalHook slot. A chief with a checkpoint_dir restores
+  /// the latest checkpoint there (the saver's restore_latest: every variable and the global step)
+  /// after binding the graph and before any hook's after_create_session, so
+  /// StopAtStepHook(num_steps) counts from the restored step and the saver hook's first save is at
+  /// that step. Otherwise nothing is restored or written.
   template <class Saver, class C, class L, class... Us>
   MonitoredTrainingSession(TrainOpT train_op, Input input, SessionOptions<Saver, C, L> options,
                            boost::hana::tuple<Us...> user_hooks, Extras... extras)
@@ -205,11 +207,14 @@ class MonitoredTrainingSession {
               const auto vars = s.variables();
               const VariableList list(vars.data(), vars.size());
               detail::warm_start(options, list);
-              s.restored_ = detail::restore_latest(boost::hana::at_c<sizeof...(Cs)>(s.hooks_),
-                                                   options, list);
+              detail::create_summary_hooks<sizeof...(Cs)>(s.hooks_, options);
+              s.restored_ = detail::restore_latest(
+                  boost::hana::at_c<detail::checkpoint_slot_index<sizeof...(Cs)>>(s.hooks_),
+                  options, list);
             },
             std::move(train_op), std::move(input),
-            detail::make_session_hooks(options, std::move(chief_hooks), std::move(user_hooks)),
+            detail::make_session_hooks<TrainOpT, Extras...>(options, std::move(chief_hooks),
+                                                            std::move(user_hooks)),
             std::move(extras)...) {}
 
  private:
@@ -690,7 +695,7 @@ MonitoredTrainingSession(T, I, SessionOptions<S, C, L>, boost::hana::tuple<Us...
     -> MonitoredTrainingSession<
         T, I,
         detail::session_hooks_t<SessionOptions<S, C, L>, ChiefOnlyHooks<>,
-                                boost::hana::tuple<Us...>>,
+                                boost::hana::tuple<Us...>, T, E...>,
         E...>;
 template <class T, class I, class S, class C, class L, class... Us, class... Cs, class... E>
 MonitoredTrainingSession(T, I, SessionOptions<S, C, L>, boost::hana::tuple<Us...>,
@@ -698,7 +703,7 @@ MonitoredTrainingSession(T, I, SessionOptions<S, C, L>, boost::hana::tuple<Us...
     -> MonitoredTrainingSession<
         T, I,
         detail::session_hooks_t<SessionOptions<S, C, L>, ChiefOnlyHooks<Cs...>,
-                                boost::hana::tuple<Us...>>,
+                                boost::hana::tuple<Us...>, T, E...>,
         E...>;
 
 /// The value of a named tensor from a session, `fetch<"loss">(session)` (no `template` keyword

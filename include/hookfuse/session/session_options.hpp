@@ -1,14 +1,24 @@
-// hookfuse/session/session_options.hpp: MonitoredTrainingSession's checkpoint options under
-// TensorFlow's argument names, chief-only hooks, and the hook list they make.
+// hookfuse/session/session_options.hpp: MonitoredTrainingSession's checkpoint and summary options
+// under TensorFlow's argument names, chief-only hooks, and the hook list they make.
 //
 // tf.compat.v1.train.MonitoredTrainingSession(is_chief, checkpoint_dir, hooks, chief_only_hooks,
-// save_checkpoint_secs, save_checkpoint_steps) for a chief runs, in this order: the chief-only
-// hooks, the default hooks it installs (here the CheckpointSaverHook, when checkpoint_dir is
-// given), then the user's hooks; it restores the latest checkpoint of checkpoint_dir while
+// save_checkpoint_secs, save_summaries_steps, save_summaries_secs, log_step_count_steps,
+// save_checkpoint_steps, summary_dir) for a chief runs, in this order: the chief-only hooks, the
+// default hooks it installs (a StepCounterHook and a SummarySaverHook writing into summary_dir,
+// which defaults to checkpoint_dir, then the CheckpointSaverHook, when checkpoint_dir is given),
+// then the user's hooks; it restores the latest checkpoint of checkpoint_dir while
 // creating the session, before any hook's after_create_session. A non-chief gets the user's hooks
 // only and neither restores nor saves (its chief does). The session's hook tuple has the same
-// order; which chief-only hooks and whether the saver hook run is decided at construction
+// order; which chief-only hooks and which default hooks run is decided at construction
 // (ConditionalHook).
+//
+// The summary hooks write files, so they run in hosted builds with the io layer (where
+// <hookfuse/hookfuse.hpp> includes it: not HOOKFUSE_CORE_ONLY, HOOKFUSE_NO_EXCEPTIONS or
+// HOOKFUSE_EMBEDDED; the macro HOOKFUSE_SESSION_SUMMARIES below says so). There a session made
+// with SessionOptions needs <hookfuse/hooks/summary_saver_hook.hpp> (the umbrella header
+// includes it), as SessionOptions<> needs io::Saver. Other builds have the same options and hook
+// slots (the same session.hook<I>() positions), but the two slots stay empty: a checkpoint_dir
+// writes no event file there, and an explicit summary_dir is a ValueError.
 #pragma once
 
 #include <boost/hana/tuple.hpp>
@@ -20,16 +30,30 @@
 #include <type_traits>
 #include <utility>
 
+#include "hookfuse/autodiff/summary.hpp"
 #include "hookfuse/clock.hpp"
 #include "hookfuse/config.hpp"
 #include "hookfuse/errors.hpp"
 #include "hookfuse/hooks/checkpoint_saver_hook.hpp"
+#include "hookfuse/hooks/step_counter_hook.hpp"
+#include "hookfuse/hooks/timer.hpp"
 #include "hookfuse/logging.hpp"
 #include "hookfuse/session/checkpoint_saver.hpp"
 #include "hookfuse/session/checkpoint_variables.hpp"
 #include "hookfuse/session/conditional_hook.hpp"
 
+#if !defined(HOOKFUSE_CORE_ONLY) && !defined(HOOKFUSE_NO_EXCEPTIONS) && !defined(HOOKFUSE_EMBEDDED)
+/// Defined where sessions install TensorFlow's default summary hooks (see the file comment).
+#define HOOKFUSE_SESSION_SUMMARIES 1
+#endif
+
 namespace hookfuse {
+
+#ifdef HOOKFUSE_SESSION_SUMMARIES
+template <class Summaries, Clock C>
+class SummarySaverHook;  // hookfuse/hooks/summary_saver_hook.hpp
+#endif
+
 namespace detail {
 
 /// A saver that cannot warm start: SessionOptions<S>::warm_start_from is then always empty.
@@ -49,8 +73,8 @@ using warm_start_t = typename warm_start_of<S>::type;
 
 }  // namespace detail
 
-/// Checkpointing options of a MonitoredTrainingSession, under TensorFlow's argument names and in
-/// their order (set them by name: `SessionOptions{.checkpoint_dir = "d",
+/// Checkpoint and summary options of a MonitoredTrainingSession, under TensorFlow's argument
+/// names and in their order (set them by name: `SessionOptions{.checkpoint_dir = "d",
 /// .save_checkpoint_steps = 50}`):
 ///   is_chief               this process restores and saves (TF: the chief); false: neither,
 ///                          and the chief-only hooks do not run.
@@ -75,10 +99,27 @@ using warm_start_t = typename warm_start_of<S>::type;
 ///                          are thrown by the constructor, before any hook runs or any file is
 ///                          written. Applied in every process, chief or not (each holds its own
 ///                          variables). global_step is not warm-started (Estimator warm-starts
-///                          trainable variables only): the run starts at step 0. Its type is the saver's warm_start_type (io::WarmStart
-///                          for io::Saver; a saver without one cannot warm start).
-///   clock, logger          the saver hook's time source and log ("Saving checkpoints for ...",
-///                          "Initialize variable ... from checkpoint ...").
+///                          trainable variables only): the run starts at step 0. Its type is the
+///                          saver's warm_start_type (io::WarmStart for io::Saver; a saver without
+///                          one cannot warm start).
+///   summary_dir            where the default summary hooks write their one event file (the
+///                          directory's shared writer, io::SummaryWriterCache); empty: the
+///                          checkpoint_dir (TF: `summary_dir or checkpoint_dir`). Both empty, or
+///                          a non-chief: no summary hooks, no event file.
+///   save_summaries_steps   the SummarySaverHook writes every that many global steps, or every
+///   save_summaries_secs    that many seconds. Neither given: every 100 steps (TF's
+///                          USE_DEFAULT). One given: only that one. A value <= 0 (the other not
+///                          given) installs no SummarySaverHook. Both given: std::invalid_argument
+///                          from its timer, as TF's ValueError. It writes SessionLog START and
+///                          every summary declared in the model (summary::merge_all_t of the
+///                          loss and the session's extras: TF's scaffold summary_op, merge_all),
+///                          at global steps 1, 101, 201, ... from step 0.
+///   log_step_count_steps   the StepCounterHook logs and writes "global_step/sec" every that many
+///                          global steps (100, TF's default; <= 0: no StepCounterHook). From step
+///                          0 its first rate is at step 101 (step 1 sets the baseline).
+///   clock, logger          the default hooks' time source and log ("Saving checkpoints for ...",
+///                          "global_step/sec: ...", "Initialize variable ... from checkpoint
+///                          ...").
 /// `Saver` is the saver type (DefaultSaver, io::Saver, unless given: SessionOptions<MySaver>{...});
 /// SessionOptions<> therefore needs <hookfuse/io/saver.hpp> (hookfuse.hpp includes it in
 /// non-core builds).
@@ -88,6 +129,10 @@ struct SessionOptions {
   std::string checkpoint_dir{};
   std::optional<double> save_checkpoint_secs = std::nullopt;
   std::optional<std::int64_t> save_checkpoint_steps = std::nullopt;
+  std::string summary_dir{};
+  std::optional<std::int64_t> save_summaries_steps = std::nullopt;
+  std::optional<double> save_summaries_secs = std::nullopt;
+  std::int64_t log_step_count_steps = 100;
   std::optional<int> max_to_keep = std::nullopt;
   std::optional<Saver> saver = std::nullopt;
   std::optional<detail::warm_start_t<Saver>> warm_start_from = std::nullopt;
@@ -112,19 +157,50 @@ struct is_chief_only_hooks : std::false_type {};
 template <class... Hs>
 struct is_chief_only_hooks<ChiefOnlyHooks<Hs...>> : std::true_type {};
 
-/// The hook list of a session made with options: chief-only hooks, the checkpoint saver hook,
-/// the user's hooks.
-template <class Options, class Chief, class User>
-struct session_hooks;
-template <class Saver, class C, class L, class... Cs, class... Us>
-struct session_hooks<SessionOptions<Saver, C, L>, ChiefOnlyHooks<Cs...>, boost::hana::tuple<Us...>> {
-  using checkpoint_hook = CheckpointSaverHook<Saver, boost::hana::tuple<>, C, L>;
-  using type = boost::hana::tuple<ConditionalHook<Cs>..., ConditionalHook<checkpoint_hook>, Us...>;
-  /// Position of the checkpoint saver hook's slot.
-  static constexpr std::size_t checkpoint_index = sizeof...(Cs);
+/// The summaries of a model (train op `T`, extras `E...`): every summary declared in its loss
+/// and extras (TF's merge_all).
+template <class T, class... E>
+using model_summaries_t = summary::merge_all_t<decltype(std::declval<T&>().loss), E...>;
+
+/// Position of the checkpoint saver hook's slot after `num_chief` chief-only hooks and the two
+/// default summary hook slots.
+template <std::size_t num_chief>
+inline constexpr std::size_t checkpoint_slot_index = num_chief + 2;
+
+/// What the SummarySaverHook slot holds in builds without event files: an empty hook (the slot
+/// stays empty; it keeps session.hook<I>() positions the same in every build).
+struct NoSummarySaverHook {
+  void begin() {}
 };
-template <class Options, class Chief, class User>
-using session_hooks_t = typename session_hooks<Options, Chief, User>::type;
+
+/// The hook list of a session made with options, for the train op T and extras E...: chief-only
+/// hooks, the StepCounterHook, the SummarySaverHook, the checkpoint saver hook, the user's hooks.
+template <class Options, class Chief, class User, class T, class... E>
+struct session_hooks;
+template <class Saver, class C, class L, class... Cs, class... Us, class T, class... E>
+struct session_hooks<SessionOptions<Saver, C, L>, ChiefOnlyHooks<Cs...>, boost::hana::tuple<Us...>,
+                     T, E...> {
+  using checkpoint_hook = CheckpointSaverHook<Saver, boost::hana::tuple<>, C, L>;
+  using step_counter_hook = StepCounterHook<C, L>;
+#ifdef HOOKFUSE_SESSION_SUMMARIES
+  using summaries = model_summaries_t<T, E...>;
+  using summary_hook = SummarySaverHook<summaries, C>;
+  static_assert(
+      requires { sizeof(typename dependent<T, summary_hook>::type); },
+      "hookfuse: a session made with SessionOptions installs TensorFlow's default "
+      "SummarySaverHook: #include <hookfuse/hooks/summary_saver_hook.hpp> (or "
+      "<hookfuse/hookfuse.hpp>)");
+#else
+  using summary_hook = NoSummarySaverHook;
+#endif
+  using type =
+      boost::hana::tuple<ConditionalHook<Cs>..., ConditionalHook<step_counter_hook>,
+                         ConditionalHook<summary_hook>, ConditionalHook<checkpoint_hook>, Us...>;
+  /// Position of the checkpoint saver hook's slot.
+  static constexpr std::size_t checkpoint_index = checkpoint_slot_index<sizeof...(Cs)>;
+};
+template <class Options, class Chief, class User, class T, class... E>
+using session_hooks_t = typename session_hooks<Options, Chief, User, T, E...>::type;
 
 /// The saver of `o`: the one given, or one made from max_to_keep.
 template <class Saver, class C, class L>
@@ -162,12 +238,47 @@ std::optional<std::pair<std::optional<double>, std::optional<std::int64_t>>> che
   return std::pair{secs, steps};
 }
 
-/// Builds the session's hook tuple from the options, the chief-only and the user's hooks.
-template <class Saver, class C, class L, class... Cs, class... Us>
+/// TF's `summary_dir or checkpoint_dir`.
+template <class O>
+const std::string& summary_dir_of(const O& o) {
+  return o.summary_dir.empty() ? o.checkpoint_dir : o.summary_dir;
+}
+
+/// TensorFlow's choice of summary cadence: (secs, steps) for the SummarySaverHook, or none for
+/// no hook (a non-chief, no summary directory, a cadence <= 0).
+template <class O>
+std::optional<std::pair<std::optional<double>, std::optional<std::int64_t>>> summary_cadence(
+    const O& o) {
+  std::optional<double> secs;
+  std::optional<std::int64_t> steps;
+  if (o.save_summaries_secs.has_value()) secs = o.save_summaries_secs.value();
+  if (o.save_summaries_steps.has_value()) steps = o.save_summaries_steps.value();
+  if (!secs && !steps) steps = 100;  // both USE_DEFAULT
+  if (!o.is_chief || summary_dir_of(o).empty()) return std::nullopt;
+  if (!((secs && *secs > 0) || (steps && *steps > 0))) return std::nullopt;
+  return std::pair{secs, steps};
+}
+
+/// Builds the session's hook tuple from the options, the chief-only and the user's hooks, for
+/// the train op T and extras E... (whose summaries the default SummarySaverHook writes). The
+/// default summary hooks' slots are left empty here: create_summary_hooks fills them once the
+/// graph is bound and the warm start applied, so that a session whose creation fails before
+/// that leaves no event file. Their cadence is checked here (std::invalid_argument when both
+/// save_summaries_steps and save_summaries_secs are given, TF's ValueError), and in builds
+/// without event files an explicit summary_dir is a ValueError.
+template <class T, class... E, class Saver, class C, class L, class... Cs, class... Us>
 auto make_session_hooks(SessionOptions<Saver, C, L>& o, ChiefOnlyHooks<Cs...>&& chief,
                         boost::hana::tuple<Us...>&& user) {
   using H = session_hooks<SessionOptions<Saver, C, L>, ChiefOnlyHooks<Cs...>,
-                          boost::hana::tuple<Us...>>;
+                          boost::hana::tuple<Us...>, T, E...>;
+  if (const auto cadence = summary_cadence(o))
+    (void)SecondOrStepTimer<C>(cadence->first, cadence->second, o.clock);  // throws if both
+#ifndef HOOKFUSE_SESSION_SUMMARIES
+  if (!o.summary_dir.empty())
+    detail::fail<ValueError>(
+        "hookfuse: SessionOptions::summary_dir: this build writes no event files "
+        "(HOOKFUSE_CORE_ONLY, HOOKFUSE_NO_EXCEPTIONS or HOOKFUSE_EMBEDDED); leave it empty");
+#endif
   ConditionalHook<typename H::checkpoint_hook> saver_hook;
   if (const auto cadence = checkpoint_cadence(o)) {
     saver_hook.emplace(o.checkpoint_dir,
@@ -179,10 +290,51 @@ auto make_session_hooks(SessionOptions<Saver, C, L>& o, ChiefOnlyHooks<Cs...>&& 
   return boost::hana::unpack(std::move(chief.hooks), [&](auto&&... cs) {
     return boost::hana::unpack(std::move(user), [&](auto&&... us) {
       return typename H::type{ConditionalHook<Cs>(std::move(cs), is_chief)...,
-                              std::move(saver_hook),
+                              ConditionalHook<typename H::step_counter_hook>{},
+                              ConditionalHook<typename H::summary_hook>{}, std::move(saver_hook),
                               std::move(us)...};
     });
   });
+}
+
+#ifdef HOOKFUSE_SESSION_SUMMARIES
+/// The summaries a SummarySaverHook type writes.
+template <class Hook>
+struct summaries_of;
+template <class S, class C>
+struct summaries_of<SummarySaverHook<S, C>> {
+  using type = S;
+};
+#endif
+
+/// Creates the default summary hooks of a chief with a summary directory in their slots (after
+/// the `num_chief` chief-only hooks) of the session's `hooks`, in TF's order: the
+/// StepCounterHook (every log_step_count_steps, "global_step/sec"), then the SummarySaverHook,
+/// both into the directory's one shared writer (io::SummaryWriterCache), whose file this opens.
+/// Called by the session after binding and the warm start, before the restore; a new hook is
+/// as its begin() leaves it, so neither misses that event. Does nothing in builds without event
+/// files (their slots stay empty).
+template <std::size_t num_chief, class Hooks, class Saver, class C, class L>
+void create_summary_hooks(Hooks& hooks, const SessionOptions<Saver, C, L>& o) {
+#ifdef HOOKFUSE_SESSION_SUMMARIES
+  if (!o.is_chief || summary_dir_of(o).empty()) return;
+  auto& step_slot = boost::hana::at_c<num_chief>(hooks);
+  auto& summary_slot = boost::hana::at_c<num_chief + 1>(hooks);
+  using StepCounter = typename std::remove_cvref_t<decltype(step_slot)>::hook_type;
+  using SummaryHook = typename std::remove_cvref_t<decltype(summary_slot)>::hook_type;
+  if (o.log_step_count_steps > 0)
+    step_slot.emplace(typename StepCounter::Options{.every_n_steps = o.log_step_count_steps,
+                                                    .output_dir = summary_dir_of(o)},
+                      o.clock, o.logger);
+  if (const auto cadence = summary_cadence(o))
+    summary_slot.emplace(typename SummaryHook::Options{.save_steps = cadence->second,
+                                                       .save_secs = cadence->first,
+                                                       .output_dir = summary_dir_of(o)},
+                         typename summaries_of<SummaryHook>::type{}, o.clock);
+#else
+  (void)hooks;
+  (void)o;
+#endif
 }
 
 /// The restore of a chief with a checkpoint_dir (TF: ChiefSessionCreator's
