@@ -43,6 +43,7 @@
 #include "hookfuse/hooks/step_timeline.hpp"
 #include "hookfuse/logging.hpp"
 #include "hookfuse/optim/gradient_descent.hpp"
+#include "hookfuse/optim/slots.hpp"
 #include "hookfuse/session/checkpoint_variables.hpp"
 #include "hookfuse/session/feeds.hpp"
 #include "hookfuse/session/session_options.hpp"
@@ -155,6 +156,8 @@ class MonitoredTrainingSession {
  public:
   using graph_type = decltype(bind(Index{}, std::declval<loss_type&>(), std::declval<Extras&>()...));
   using optimizer_type = decltype(std::declval<TrainOpT&>().optimizer);
+  /// The optimizer's slot variables for this graph (empty for SGD), created at bind time.
+  using optimizer_slots_type = detail::OptimizerSlots<optimizer_type, graph_type>;
   /// Which variables keep a stored gradient (detail::HookPins): what update_fused consults.
   using pins = detail::HookPins<Hooks>;
   static constexpr std::size_t num_hooks = decltype(boost::hana::length(std::declval<Hooks>()))::value;
@@ -225,7 +228,8 @@ class MonitoredTrainingSession {
       : train_op_(std::move(train_op)),
         input_(std::move(input)),
         hooks_(std::move(hooks)),
-        graph_((call_begin(hooks_), bind(input_.batch_size(), train_op_.loss, extras...))) {
+        graph_((call_begin(hooks_), bind(input_.batch_size(), train_op_.loss, extras...))),
+        optimizer_slots_(train_op_.optimizer, graph_) {
     static_assert(caller_fed || InputFor<Input, graph_type>,
                   "hookfuse: the input must provide next(), batch_size() and feed(graph), or be "
                   "caller_feeds(max_batch_size)");
@@ -377,9 +381,18 @@ class MonitoredTrainingSession {
   bool restored_from_checkpoint() const { return restored_; }
 
   /// What a checkpoint of this session holds (checkpoint_variables): every Variable of the model
-  /// (the loss's graph and the extras), each once, in tape order, then "global_step" (int64,
-  /// shape []); names, dtypes, TensorFlow shapes and pointers into the variables. No heap.
-  auto variables() { return checkpoint_variables(graph_, *train_op_.global_step); }
+  /// (the loss's graph and the extras), each once, in tape order, then the optimizer's slots
+  /// ("<var>/Adam", ..., variable by variable) and non-slot variables ("beta1_power", ...), if
+  /// it has any, then "global_step" (int64, shape []); names, dtypes, TensorFlow shapes and
+  /// pointers into the variables. No heap.
+  auto variables() {
+    return checkpoint_variables(graph_, optimizer_slots_, *train_op_.global_step);
+  }
+
+  /// The train op's optimizer: set_learning_rate(lr) changes the rate of the following steps.
+  optimizer_type& optimizer() { return train_op_.optimizer; }
+  /// The optimizer's slot variables (detail::OptimizerSlots): slots_of<V>(), non_slot.
+  optimizer_slots_type& optimizer_slots() { return optimizer_slots_; }
 
   /// The value of a named tensor for the last batch fed (computing it if no run did), or the
   /// current global step for "global_step", or the last stored gradient for "gradients/<name>".
@@ -532,7 +545,7 @@ class MonitoredTrainingSession {
     mark(marks);                       // end of the input
     graph_.forward();
     mark(marks);
-    graph_.template backward<pins>(train_op_.optimizer);  // fused updates happen here
+    graph_.template backward<pins>(optimizer_slots_.bind(train_op_.optimizer));  // fused here
     mark(marks);
     stale_global_step_ = train_op_.global_step->value;
     hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
@@ -545,7 +558,8 @@ class MonitoredTrainingSession {
       (void)caller;
     }
     mark(marks);  // end of the fetches
-    graph_.template apply_unfused<pins>(train_op_.optimizer);
+    graph_.template apply_unfused<pins>(optimizer_slots_.bind(train_op_.optimizer));
+    optimizer_slots_.finish(train_op_.optimizer);
     ++train_op_.global_step->value;
     mark(marks);
     hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
@@ -675,6 +689,7 @@ class MonitoredTrainingSession {
   Input input_;
   Hooks hooks_;
   graph_type graph_;
+  optimizer_slots_type optimizer_slots_;
   typename values_of_hooks<Hooks>::type values_{};  // what each hook's after_run receives
   std::array<bool, num_hooks == 0 ? 1 : num_hooks> fetched_{};  // values_[i] holds fetches
   std::int64_t stale_global_step_ = 0;
