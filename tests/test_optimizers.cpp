@@ -355,3 +355,29 @@ TEST_CASE("The TF1 Adam checkpoint ckpt_tf1_saver_houseprices loads into an Adam
   CHECK(std::isfinite(m->w0.value(0, 0)));
   CHECK(std::isfinite(m->b4.value(0, 0)));
 }
+
+TEST_CASE("A warm start sets an Adam model's weights from an SGD checkpoint, not its slots",
+          "[optim][checkpoint]") {
+  // Estimator's warm start sets trainable variables only: the SGD checkpoint has no slots, and
+  // the Adam model's slots keep their initial values.
+  hookfuse_test::TempDir dir;
+  Model a;
+  hf::MonitoredTrainingSession sgd(hf::GradientDescentOptimizer(0.1).minimize(a.loss(), a.gs),
+                                   hf::caller_feeds(1), hf::hooks());
+  sgd.run(hf::feed<"x">(xs[0].data(), 1, 2));
+  hf::io::Saver saver;
+  const std::string prefix =
+      saver.save(sgd.variables(), (dir.path() / "model.ckpt").string(), sgd.global_step());
+
+  Model b;
+  hf::MonitoredTrainingSession adam(
+      hf::AdamOptimizer().minimize(b.loss(), b.gs), hf::caller_feeds(1),
+      hf::SessionOptions{.warm_start_from = hf::io::WarmStart{prefix}}, hf::hooks());
+  CHECK(b.values() == a.values());
+  CHECK(b.values()[0] == Approx(0.5 - 0.1 * 1).margin(1e-12));
+  const auto vars = adam.variables();
+  CHECK(vars[2].name == "W/Adam");
+  CHECK(vars[2].values<double>()[0] == 0.0);
+  CHECK(vars[6].values<double>()[0] == 0.9);  // beta1_power
+  CHECK(adam.global_step() == 0);
+}

@@ -209,7 +209,10 @@ class MonitoredTrainingSession {
             [&options](MonitoredTrainingSession& s) {
               const auto vars = s.variables();
               const VariableList list(vars.data(), vars.size());
-              detail::warm_start(options, list);
+              // A warm start sets the model's variables only, not the optimizer's slots
+              // (Estimator warm-starts trainable variables).
+              const auto model_vars = graph_variables(s.graph_);
+              detail::warm_start(options, VariableList(model_vars.data(), model_vars.size()));
               detail::create_summary_hooks<sizeof...(Cs)>(s.hooks_, options);
               s.restored_ = detail::restore_latest(
                   boost::hana::at_c<detail::checkpoint_slot_index<sizeof...(Cs)>>(s.hooks_),
