@@ -11,6 +11,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <hookfuse/hookfuse.hpp>
 #include <hookfuse/io/checkpoint_reader.hpp>
 #include <hookfuse/io/saver.hpp>
@@ -228,20 +229,60 @@ TEST_CASE("Slots are listed for checkpoints under TensorFlow's names and shapes"
   }
 }
 
-TEST_CASE("Only SGD's update is fused into the backward pass", "[optim]") {
-  using Sgd = decltype(hf::MonitoredTrainingSession(
-      std::declval<hf::TrainOp<decltype(std::declval<Model&>().loss()),
-                               hf::GradientDescentOptimizer>>(),
-      hf::caller_feeds(1), hf::hooks()));
-  using Momentum = decltype(hf::MonitoredTrainingSession(
-      std::declval<hf::TrainOp<decltype(std::declval<Model&>().loss()), hf::MomentumOptimizer>>(),
-      hf::caller_feeds(1), hf::hooks()));
-  STATIC_REQUIRE(Sgd::update_fused<"W">);
-  STATIC_REQUIRE_FALSE(Momentum::update_fused<"W">);
+namespace {
+/// Requests d loss / d W every run: W's update is then never fused (its gradient is stored).
+struct ReadsWGradient {
+  double last = 0;
+  hf::SessionRunArgs<"gradients/W"> before_run(hf::SessionRunContext&) { return {}; }
+  void after_run(hf::SessionRunContext&, const hf::SessionRunValues<"gradients/W">& v) {
+    last = v.get<"gradients/W">().at(1, 0);
+  }
+};
+using ModelLoss = decltype(std::declval<Model&>().loss());
+template <class Opt>
+using SessionOf = decltype(hf::MonitoredTrainingSession(
+    std::declval<hf::TrainOp<ModelLoss, Opt>>(), hf::caller_feeds(1), hf::hooks()));
+}  // namespace
+
+TEST_CASE("SGD and Momentum (without Nesterov) fuse their update into the backward pass",
+          "[optim]") {
+  STATIC_REQUIRE(SessionOf<hf::GradientDescentOptimizer>::update_fused<"W">);
+  STATIC_REQUIRE(SessionOf<hf::MomentumOptimizer>::update_fused<"W">);
+  STATIC_REQUIRE_FALSE(SessionOf<hf::AdamOptimizer>::update_fused<"W">);
+  STATIC_REQUIRE_FALSE(SessionOf<hf::RMSPropOptimizer>::update_fused<"W">);
+  STATIC_REQUIRE_FALSE(SessionOf<hf::AdagradOptimizer>::update_fused<"W">);
   STATIC_REQUIRE(hf::Optimizer<hf::AdamOptimizer>);
   STATIC_REQUIRE(hf::SlotOptimizer<hf::AdamOptimizer>);
   STATIC_REQUIRE_FALSE(hf::SlotOptimizer<hf::GradientDescentOptimizer>);
   STATIC_REQUIRE_FALSE(hf::Optimizer<int>);
+
+  // The fused path really runs: W.grad is never written (it keeps a marker); with Nesterov
+  // (decided at run time) every gradient is stored: W.grad holds the last step's x^T.
+  for (bool nesterov : {false, true}) {
+    INFO("use_nesterov " << nesterov);
+    Model m;
+    m.W.grad.setConstant(-7.0);
+    hf::MonitoredTrainingSession s(hf::MomentumOptimizer(0.1, 0.9, nesterov).minimize(m.loss(), m.gs),
+                                   hf::caller_feeds(1), hf::hooks());
+    for (int t = 0; t < 3; ++t)
+      s.run(hf::feed<"x">(xs[static_cast<std::size_t>(t)].data(), 1, 2));
+    CHECK(m.W.grad(0, 0) == (nesterov ? 2.0 : -7.0));
+    CHECK(m.W.grad(1, 0) == (nesterov ? -1.0 : -7.0));
+  }
+  // A hook reading W's gradient keeps W unfused, b fused: the same values as the hand
+  // computation of the first test (W(0,0) = 0.124; b: accum 1, 1.9, 2.71, b = 0.1 - 0.561).
+  Model m;
+  ReadsWGradient probe;
+  hf::MonitoredTrainingSession s(hf::MomentumOptimizer(0.1, 0.9).minimize(m.loss(), m.gs),
+                                 hf::caller_feeds(1), hf::hooks(std::ref(probe)));
+  STATIC_REQUIRE_FALSE(decltype(s)::update_fused<"W">);
+  STATIC_REQUIRE(decltype(s)::update_fused<"b">);
+  for (int t = 0; t < 3; ++t) s.run(hf::feed<"x">(xs[static_cast<std::size_t>(t)].data(), 1, 2));
+  CHECK(probe.last == -1.0);  // d loss / d W(1,0) at step 3: x = (2, -1)
+  CHECK(m.W.value(0, 0) == Approx(0.124).margin(1e-12));
+  CHECK(m.b.value(0, 0) == Approx(0.1 - 0.561).margin(1e-12));
+  CHECK(s.variables()[3].name == "b/Momentum");
+  CHECK(s.variables()[3].values<double>()[0] == Approx(2.71).margin(1e-12));
 }
 
 TEST_CASE("Adam's slots and beta powers round-trip through a checkpoint", "[optim][checkpoint]") {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <type_traits>
 #include <utility>
 
 #include "hookfuse/autodiff/expr.hpp"
@@ -17,9 +18,12 @@ namespace hookfuse {
 /// The slot "<var>/Momentum" (same shape and dtype as v) starts at 0. Parameters are converted
 /// to each variable's scalar type on use.
 ///
-/// Not fused: the update is applied after the backward pass from the stored gradient. (Next
-/// step of the work: fold `accum = accum * momentum + g` into the backward pass with the slot
-/// as the accumulation target, as SGD folds into the value; see graph.hpp's UpdateTarget.)
+/// Fused into the backward pass when use_nesterov is false (decided at run time, each step):
+/// for a variable whose gradient no hook reads (see MonitoredTrainingSession::update_fused),
+/// the slot is scaled by momentum before the backward pass, every gradient contribution is
+/// added straight into it (the gradient is never stored), and v -= learning_rate * accum
+/// follows. With use_nesterov the update needs g itself: every gradient is stored and applied
+/// after the backward pass.
 class MomentumOptimizer {
  public:
   using slot_names = SlotNames<"Momentum">;
@@ -58,6 +62,21 @@ class MomentumOptimizer {
   }
   template <class NonSlots>
   void finish(NonSlots&) const {}
+
+  /// The fused update (see the class comment): the slot the backward pass accumulates into,
+  /// what happens to it before the pass, and the value's update after it.
+  static constexpr std::size_t accumulation_slot = 0;
+  bool fusable() const { return !use_nesterov_; }
+  template <class Slots>
+  void before_backward(Slots& slots) const {
+    using S = typename std::remove_cvref_t<decltype(slots.slot[0])>::Scalar;
+    slots.slot[0].array() *= static_cast<S>(momentum_);
+  }
+  template <class M, class Slots>
+  void apply_fused(M& value, Slots& slots) const {
+    using S = typename M::Scalar;
+    value.array() -= static_cast<S>(learning_rate_) * slots.slot[0].array();
+  }
 
   double learning_rate() const { return learning_rate_; }
   /// Sets the learning rate the following updates use (a schedule hook calls it between steps).

@@ -81,6 +81,22 @@ struct SlotUpdate {
     optimizer.apply_dense(variable.value, variable.grad, state.template slots_of<V>(),
                           state.non_slot);
   }
+
+  /// An optimizer declaring `accumulation_slot` (Momentum) is a detail::SlotAccumulation
+  /// (graph.hpp): its update of a fused variable accumulates the gradient into that slot.
+  static constexpr bool fuses_into_slot = requires { Opt::accumulation_slot; };
+  template <class V>
+  auto& accumulation_slot(V&) const {
+    return state.template slots_of<V>().slot[Opt::accumulation_slot];
+  }
+  template <class V>
+  void before_backward(V&) const {
+    optimizer.before_backward(state.template slots_of<V>());
+  }
+  template <class V>
+  void apply_fused(V& variable) const {
+    optimizer.apply_fused(variable.value, state.template slots_of<V>());
+  }
 };
 
 template <class Opt, class GraphT>
@@ -92,7 +108,9 @@ template <class Opt, class GraphT>
 class OptimizerSlots<Opt, GraphT> {
  public:
   static constexpr std::size_t num_checkpoint_variables = 0;
+  static constexpr bool fuses_into_slot = false;
   OptimizerSlots(const Opt&, GraphT&) {}
+  bool fuse(const Opt&) const { return false; }
   const Opt& bind(const Opt& optimizer) { return optimizer; }
   void finish(const Opt&) {}
   std::array<CheckpointVariable, 0> checkpoint_variables() { return {}; }
@@ -146,8 +164,15 @@ class OptimizerSlots<Opt, GraphT> {
     return std::get<type_index<V, vars>::value>(slots_);
   }
 
-  /// What Graph::apply_unfused applies this step.
+  /// What Graph::backward and Graph::apply_unfused apply this step.
   SlotUpdate<Opt, OptimizerSlots> bind(const Opt& optimizer) { return {optimizer, *this}; }
+  /// The optimizer can fold its update into the backward pass (SlotAccumulation), when
+  /// `fuse(optimizer)` says so at run time (Momentum: not with use_nesterov).
+  static constexpr bool fuses_into_slot = SlotUpdate<Opt, OptimizerSlots>::fuses_into_slot;
+  bool fuse(const Opt& optimizer) const {
+    if constexpr (fuses_into_slot) return optimizer.fusable();
+    else return false;
+  }
   /// After every variable's update (TF's _finish: Adam's beta powers).
   void finish(const Opt& optimizer) { optimizer.finish(non_slot); }
 

@@ -279,7 +279,8 @@ class MonitoredTrainingSession {
   /// (its gradient is never stored; Variable::grad keeps its old contents). See the file comment
   /// for when a variable stays unfused.
   template <fixed_string Name>
-  static constexpr bool update_fused = detail::LinearUpdate<optimizer_type> &&
+  static constexpr bool update_fused = (detail::LinearUpdate<optimizer_type> ||
+                                        optimizer_slots_type::fuses_into_slot) &&
                                        graph_type::template update_fused<pins, Name>();
 
   /// True once a hook requested a stop, the input ran out, or the session was closed.
@@ -431,6 +432,33 @@ class MonitoredTrainingSession {
  private:
   static constexpr bool caller_fed = std::is_same_v<Input, CallerFeeds>;
 
+  /// The backward pass with the optimizer's update folded in for the variables update_fused
+  /// names (`fuse` false: none, every gradient stored), then the rest of the update.
+  template <class Pin>
+  void backward_update(bool fuse) {
+    if constexpr (optimizer_slots_type::fuses_into_slot) {
+      if (!fuse) {
+        graph_.template backward<detail::FuseNone>(optimizer_slots_.bind(train_op_.optimizer));
+        return;
+      }
+    }
+    (void)fuse;
+    graph_.template backward<Pin>(optimizer_slots_.bind(train_op_.optimizer));
+  }
+  template <class Pin>
+  void apply_unfused(bool fuse) {
+    if constexpr (optimizer_slots_type::fuses_into_slot) {
+      if (!fuse) {
+        graph_.template apply_unfused<detail::FuseNone>(optimizer_slots_.bind(train_op_.optimizer));
+        optimizer_slots_.finish(train_op_.optimizer);
+        return;
+      }
+    }
+    (void)fuse;
+    graph_.template apply_unfused<Pin>(optimizer_slots_.bind(train_op_.optimizer));
+    optimizer_slots_.finish(train_op_.optimizer);
+  }
+
   /// Feeds the graph from the input object; false at the end of the input.
   bool feed_from_input() {
     if constexpr (caller_fed) {
@@ -548,7 +576,10 @@ class MonitoredTrainingSession {
     mark(marks);                       // end of the input
     graph_.forward();
     mark(marks);
-    graph_.template backward<pins>(optimizer_slots_.bind(train_op_.optimizer));  // fused here
+    // Fused updates happen here. Momentum fuses only without Nesterov (a run-time choice).
+    const bool fuse = !optimizer_slots_type::fuses_into_slot ||
+                      optimizer_slots_.fuse(train_op_.optimizer);
+    backward_update<pins>(fuse);
     mark(marks);
     stale_global_step_ = train_op_.global_step->value;
     hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
@@ -561,8 +592,7 @@ class MonitoredTrainingSession {
       (void)caller;
     }
     mark(marks);  // end of the fetches
-    graph_.template apply_unfused<pins>(optimizer_slots_.bind(train_op_.optimizer));
-    optimizer_slots_.finish(train_op_.optimizer);
+    apply_unfused<pins>(fuse);
     ++train_op_.global_step->value;
     mark(marks);
     hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
