@@ -9,6 +9,8 @@
 // not pinned (a hook reads its gradient): its gradient contributions go straight into
 // its value, so the gradient is never stored; apply_unfused<Pin>(optimizer) then updates the
 // rest from their stored gradients. Which variables are fused is decided at compile time.
+// An optimizer that accumulates into a slot (Momentum, SlotAccumulation) fuses the same way,
+// with the slot as the target.
 #pragma once
 
 #include <array>

@@ -9,7 +9,9 @@
 //
 // The fused update: when the optimizer's update is linear in the gradient (SGD), the update of
 // every variable whose gradient no hook can see is folded into the backward pass (the weight-
-// gradient product accumulates straight into the weights). A variable stays unfused, its
+// gradient product accumulates straight into the weights; for Momentum without Nesterov, into
+// its "Momentum" slot, see graph.hpp's SlotAccumulation). Adam, RMSProp and Adagrad never fuse;
+// their slots (optim/slots.hpp) are created when the graph is bound. A variable stays unfused, its
 // gradient stored in Variable::grad and applied after the fetches as before, when a hook
 // requests "gradients/<variable>", when any hook declares `reads_gradients`, or when the
 // variable is used more than once in the model. (A hook that requests a variable itself gets a
