@@ -1,4 +1,4 @@
-// expect: (check_optimizer(\(\) \[with O = |<)MisspeltOptimizer[,;\]].*hookfuse: this type is not an optimizer|hookfuse: this type is not an optimizer.*check_optimizer(\(\) \[with O = |<)MisspeltOptimizer[,;\]])
+// expect: (check_optimizer(\(\) \[with O = |<)MisspeltOptimizer[^A-Za-z_].*hookfuse: this type is not an optimizer|hookfuse: this type is not an optimizer.*check_optimizer(\(\) \[with O = |<)MisspeltOptimizer[^A-Za-z_])
 // An optimizer whose learning-rate setter is misspelt could not be driven by a schedule: an
 // error naming the type (check_optimizer<MisspeltOptimizer>) and what an optimizer needs.
 // Control: tests/compile_ok/not_an_optimizer.cpp (set_learning_rate spelt right).
