@@ -422,3 +422,60 @@ TEST_CASE("A warm start sets an Adam model's weights from an SGD checkpoint, not
   CHECK(vars[6].values<double>()[0] == 0.9);  // beta1_power
   CHECK(adam.global_step() == 0);
 }
+
+namespace {
+/// Declares that it reads gradients: the session stores every gradient (nothing fused).
+struct ReadsAllGradients {
+  static constexpr bool reads_gradients = true;
+};
+/// x [8, 12] -> dense 16 + ReLU -> dense 5 -> softmax cross-entropy, trained 20 steps by
+/// Momentum on one fixed batch; returns every weight after the last step.
+std::vector<float> momentum_mlp(bool fused_allowed, bool nesterov) {
+  constexpr int kIn = 12, kHidden = 16, kOut = 5, kBatch = 8;
+  hf::Placeholder<"x", float, kIn> x;
+  hf::Placeholder<"labels", std::int32_t, 1> labels;
+  hf::nn::Dense<"dense", float> hidden(kIn, kHidden, hf::nn::glorot_uniform{3});
+  hf::nn::Dense<"logits", float> output(kHidden, kOut, hf::nn::glorot_uniform{4});
+  hf::GlobalStep gs;
+  auto loss = hf::named<"loss">(
+      hf::sparse_softmax_cross_entropy(labels, output(hf::relu(hidden(x)))));
+  std::vector<float> xs_(kBatch * kIn);
+  std::vector<std::int32_t> ys(kBatch);
+  for (std::size_t i = 0; i < xs_.size(); ++i) xs_[i] = static_cast<float>((i * 37 % 19)) / 19.0f - 0.5f;
+  for (std::size_t i = 0; i < ys.size(); ++i) ys[i] = static_cast<std::int32_t>(i % kOut);
+  const auto run = [&](auto& session) {
+    for (int t = 0; t < 20; ++t)
+      session.run(hf::feed<"x">(xs_.data(), kBatch, kIn), hf::feed<"labels">(ys.data(), kBatch));
+  };
+  const auto op = hf::MomentumOptimizer(0.1, 0.9, nesterov).minimize(loss, gs);
+  if (fused_allowed) {
+    hf::MonitoredTrainingSession s(op, hf::caller_feeds(kBatch), hf::hooks());
+    static_assert(decltype(s)::update_fused<"dense/kernel">);
+    run(s);
+  } else {
+    hf::MonitoredTrainingSession s(op, hf::caller_feeds(kBatch), hf::hooks(ReadsAllGradients{}));
+    static_assert(!decltype(s)::update_fused<"dense/kernel">);
+    run(s);
+  }
+  std::vector<float> out;
+  for (const auto* m : {&hidden.kernel.value, &output.kernel.value})
+    out.insert(out.end(), m->data(), m->data() + m->size());
+  for (const auto* m : {&hidden.bias.value, &output.bias.value})
+    out.insert(out.end(), m->data(), m->data() + m->size());
+  return out;
+}
+}  // namespace
+
+TEST_CASE("Momentum's fused update equals its stored-gradient update on an MLP", "[optim]") {
+  for (bool nesterov : {false, true}) {
+    INFO("use_nesterov " << nesterov);
+    const auto fused = momentum_mlp(true, nesterov);
+    const auto stored = momentum_mlp(false, nesterov);
+    REQUIRE(fused.size() == stored.size());
+    for (std::size_t i = 0; i < fused.size(); ++i) {
+      INFO("weight " << i);
+      CHECK(fused[i] == Approx(stored[i]).margin(1e-5));
+    }
+    CHECK(fused != momentum_mlp(true, !nesterov));  // the two formulas differ
+  }
+}
