@@ -479,3 +479,32 @@ TEST_CASE("Momentum's fused update equals its stored-gradient update on an MLP",
     CHECK(fused != momentum_mlp(true, !nesterov));  // the two formulas differ
   }
 }
+
+TEST_CASE("A session with Adam resumed from its checkpoint_dir continues as an uninterrupted run",
+          "[optim][checkpoint]") {
+  // TF's MonitoredTrainingSession restores every saved variable, slots and beta powers
+  // included: run 2 steps saving each, restart, run the third; compare with 3 uninterrupted.
+  using Quiet = hf::SessionOptions<hf::io::Saver, hf::SteadyClock, hf::NullLogger>;
+  hookfuse_test::TempDir dir;
+  {
+    Model m;
+    hf::MonitoredTrainingSession s(hf::AdamOptimizer(0.01).minimize(m.loss(), m.gs),
+                                   hf::caller_feeds(1),
+                                   Quiet{.checkpoint_dir = dir.path().string(),
+                                         .save_checkpoint_steps = 1},
+                                   hf::hooks());
+    for (int t = 0; t < 2; ++t) s.run(hf::feed<"x">(xs[static_cast<std::size_t>(t)].data(), 1, 2));
+  }
+  Model r;
+  hf::MonitoredTrainingSession s(hf::AdamOptimizer(0.01).minimize(r.loss(), r.gs),
+                                 hf::caller_feeds(1),
+                                 Quiet{.checkpoint_dir = dir.path().string(),
+                                       .save_checkpoint_steps = 1},
+                                 hf::hooks());
+  REQUIRE(s.restored_from_checkpoint());
+  CHECK(r.gs.value == 2);
+  CHECK(s.optimizer_slots().non_slot[0] == Approx(0.729).margin(1e-12));  // beta1_power
+  s.run(hf::feed<"x">(xs[2].data(), 1, 2));
+  const auto uninterrupted = train(hf::AdamOptimizer(0.01));
+  for (std::size_t i = 0; i < 3; ++i) CHECK(r.values()[i] == uninterrupted[i]);
+}
