@@ -298,8 +298,11 @@ def plot(points, tags, out, title):
     if title:
         fig.suptitle(title, fontsize=11)
     fig.tight_layout()
-    fig.savefig(out, dpi=80)
-    plt.close(fig)
+    try:
+        # format="png": write exactly `out` (matplotlib would append ".png" to a name without it)
+        fig.savefig(out, dpi=80, format="png")
+    finally:
+        plt.close(fig)
 
 
 def main(argv=None):
@@ -345,6 +348,9 @@ def main(argv=None):
     except ImportError:
         print("plot_scalars: matplotlib is missing (Debian: apt-get install python3-matplotlib)",
               file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"plot_scalars: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
         return 1
     print(f"plot_scalars: {len(tags)} tags, {sum(1 for p in points if p[0] in tags)} points "
           f"-> {args.output}")
