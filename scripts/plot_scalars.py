@@ -14,7 +14,8 @@ name order; subdirectories are not searched (TensorBoard shows each as a run of 
 scalar is a Summary.Value holding either simple_value (TF 1's tf.summary.scalar, PyTorch) or a
 rank-0 numeric tensor (TF 2's tf.summary.scalar, hookfuse's default) whose plugin is "scalars"
 or not named. As TensorBoard does, a SessionLog START at step S (a restarted run) drops the
-points read before it at steps >= S. A truncated last record (a writer still running or killed)
+points read before it at steps >= S, in any earlier file of the same directory (the restarted
+process wrote a new file). A truncated last record (a writer still running or killed)
 ends that file with a warning on stderr; a record whose CRC does not match is an error naming
 the file and the record (exit status 1).
 
@@ -224,10 +225,12 @@ def _summary_scalars(summary):
 SESSION_START = 1  # SessionLog.SessionStatus.START
 
 
-def read_scalars(path):
-    """Every scalar of an event file as (tag, step, wall_time, value), with TensorBoard's purge of
-    the points a restart (SessionLog START at step S) orphans: those read before at step >= S."""
-    points = []
+def read_scalars(path, points=()):
+    """`points` (the scalars of the run's earlier files) followed by every scalar of an event file
+    as (tag, step, wall_time, value), with TensorBoard's purge of the points a restart (SessionLog
+    START at step S) orphans: those read before at step >= S, in this file or an earlier one (a
+    restarted process writes a new file; TensorBoard purges across a run's files)."""
+    points = list(points)
     for index, record in enumerate(tfrecords(path)):
         try:
             wall_time, step, summary, status = 0.0, 0, None, None
@@ -298,8 +301,11 @@ def plot(points, tags, out, title):
     if title:
         fig.suptitle(title, fontsize=11)
     fig.tight_layout()
-    fig.savefig(out, dpi=80)
-    plt.close(fig)
+    try:
+        # format="png": write exactly `out` (matplotlib would append ".png" to a name without it)
+        fig.savefig(out, dpi=80, format="png")
+    finally:
+        plt.close(fig)
 
 
 def main(argv=None):
@@ -323,8 +329,11 @@ def main(argv=None):
         if not files:
             raise EventFileError(f"no event files (names containing 'tfevents') in "
                                  f"{', '.join(args.paths)}")
-        for f in files:
-            points += read_scalars(f)
+        for path in args.paths:  # a directory is one run: a restart purges its earlier files
+            run = []
+            for f in event_files([path]):
+                run = read_scalars(f, run)
+            points += run
     except (EventFileError, OSError) as e:
         print(f"plot_scalars: {e}", file=sys.stderr)
         return 1
@@ -345,6 +354,9 @@ def main(argv=None):
     except ImportError:
         print("plot_scalars: matplotlib is missing (Debian: apt-get install python3-matplotlib)",
               file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"plot_scalars: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
         return 1
     print(f"plot_scalars: {len(tags)} tags, {sum(1 for p in points if p[0] in tags)} points "
           f"-> {args.output}")

@@ -223,19 +223,36 @@ Saver take_saver(SessionOptions<Saver, C, L>& o) {
   }
 }
 
-/// TensorFlow's choice of checkpoint cadence: (secs, steps) for the hook, or none for no hook.
-template <class O>
-std::optional<std::pair<std::optional<double>, std::optional<std::int64_t>>> checkpoint_cadence(
-    const O& o) {
+/// A default hook's cadence: every that many seconds (first) or global steps (second).
+using Cadence = std::pair<std::optional<double>, std::optional<std::int64_t>>;
+
+/// TensorFlow's choice of a default hook's cadence (MonitoredTrainingSession): the seconds and
+/// steps given, `fallback` when neither is (both USE_DEFAULT); none, for no hook, when the hook
+/// is not `installed` (a non-chief, no directory) or the chosen cadence is <= 0.
+inline std::optional<Cadence> choose_cadence(bool installed,
+                                             const std::optional<double>& given_secs,
+                                             const std::optional<std::int64_t>& given_steps,
+                                             const Cadence& fallback) {
   // Element by element: copying the optionals whole trips GCC 12's -Wmaybe-uninitialized.
   std::optional<double> secs;
   std::optional<std::int64_t> steps;
-  if (o.save_checkpoint_secs.has_value()) secs = o.save_checkpoint_secs.value();
-  if (o.save_checkpoint_steps.has_value()) steps = o.save_checkpoint_steps.value();
-  if (!secs && !steps) secs = 600.0;  // both USE_DEFAULT
-  if (!o.is_chief || o.checkpoint_dir.empty()) return std::nullopt;
+  if (given_secs.has_value()) secs = given_secs.value();
+  if (given_steps.has_value()) steps = given_steps.value();
+  if (!secs && !steps) {
+    if (fallback.first.has_value()) secs = fallback.first.value();
+    if (fallback.second.has_value()) steps = fallback.second.value();
+  }
+  if (!installed) return std::nullopt;
   if (!((secs && *secs > 0) || (steps && *steps > 0))) return std::nullopt;
-  return std::pair{secs, steps};
+  return Cadence{secs, steps};
+}
+
+/// TensorFlow's choice of checkpoint cadence (default every 600 s): (secs, steps) for the hook,
+/// or none for no hook.
+template <class O>
+std::optional<Cadence> checkpoint_cadence(const O& o) {
+  return choose_cadence(o.is_chief && !o.checkpoint_dir.empty(), o.save_checkpoint_secs,
+                        o.save_checkpoint_steps, Cadence{600.0, std::nullopt});
 }
 
 /// TF's `summary_dir or checkpoint_dir`.
@@ -244,19 +261,12 @@ const std::string& summary_dir_of(const O& o) {
   return o.summary_dir.empty() ? o.checkpoint_dir : o.summary_dir;
 }
 
-/// TensorFlow's choice of summary cadence: (secs, steps) for the SummarySaverHook, or none for
-/// no hook (a non-chief, no summary directory, a cadence <= 0).
+/// TensorFlow's choice of summary cadence (default every 100 steps): (secs, steps) for the
+/// SummarySaverHook, or none for no hook (a non-chief, no summary directory, a cadence <= 0).
 template <class O>
-std::optional<std::pair<std::optional<double>, std::optional<std::int64_t>>> summary_cadence(
-    const O& o) {
-  std::optional<double> secs;
-  std::optional<std::int64_t> steps;
-  if (o.save_summaries_secs.has_value()) secs = o.save_summaries_secs.value();
-  if (o.save_summaries_steps.has_value()) steps = o.save_summaries_steps.value();
-  if (!secs && !steps) steps = 100;  // both USE_DEFAULT
-  if (!o.is_chief || summary_dir_of(o).empty()) return std::nullopt;
-  if (!((secs && *secs > 0) || (steps && *steps > 0))) return std::nullopt;
-  return std::pair{secs, steps};
+std::optional<Cadence> summary_cadence(const O& o) {
+  return choose_cadence(o.is_chief && !summary_dir_of(o).empty(), o.save_summaries_secs,
+                        o.save_summaries_steps, Cadence{std::nullopt, 100});
 }
 
 /// Builds the session's hook tuple from the options, the chief-only and the user's hooks, for
