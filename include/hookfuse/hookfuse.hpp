@@ -31,12 +31,12 @@
 #include "hookfuse/optim/momentum.hpp"
 #include "hookfuse/optim/optimizer.hpp"
 #include "hookfuse/optim/rmsprop.hpp"
-#include "hookfuse/optim/slots.hpp"
 #include "hookfuse/session/checkpoint_saver.hpp"
 #include "hookfuse/session/checkpoint_variables.hpp"
 #include "hookfuse/session/conditional_hook.hpp"
 #include "hookfuse/session/feeds.hpp"
 #include "hookfuse/session/monitored_session.hpp"
+#include "hookfuse/session/optimizer_slots.hpp"
 #include "hookfuse/session/session_options.hpp"
 
 #if !defined(HOOKFUSE_CORE_ONLY) && !defined(HOOKFUSE_NO_EXCEPTIONS)

@@ -10,7 +10,7 @@
 //    variable, saved under their own names: "beta1_power"), the initial values of each, and
 //    `apply_dense(value, grad, slots, non_slots)` for one variable, then `finish(non_slots)`
 //    once per step after every variable's update (TF's Optimizer._finish). Their storage is
-//    created when the graph is bound (optim/slots.hpp), so a step allocates nothing.
+//    created when the graph is bound (session/optimizer_slots.hpp), so a step allocates nothing.
 //
 // Every optimizer has `learning_rate()` and `set_learning_rate(double)`: the learning rate is
 // read at each update, so a hook may change it between steps (a schedule).

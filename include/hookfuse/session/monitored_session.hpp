@@ -11,7 +11,7 @@
 // every variable whose gradient no hook can see is folded into the backward pass (the weight-
 // gradient product accumulates straight into the weights; for Momentum without Nesterov, into
 // its "Momentum" slot, see graph.hpp's SlotAccumulation). Adam, RMSProp and Adagrad never fuse;
-// their slots (optim/slots.hpp) are created when the graph is bound. A variable stays unfused, its
+// their slots (session/optimizer_slots.hpp) are created when the graph is bound. A variable stays unfused, its
 // gradient stored in Variable::grad and applied after the fetches as before, when a hook
 // requests "gradients/<variable>", when any hook declares `reads_gradients`, or when the
 // variable is used more than once in the model. (A hook that requests a variable itself gets a
@@ -45,7 +45,7 @@
 #include "hookfuse/hooks/step_timeline.hpp"
 #include "hookfuse/logging.hpp"
 #include "hookfuse/optim/gradient_descent.hpp"
-#include "hookfuse/optim/slots.hpp"
+#include "hookfuse/session/optimizer_slots.hpp"
 #include "hookfuse/session/checkpoint_variables.hpp"
 #include "hookfuse/session/feeds.hpp"
 #include "hookfuse/session/session_options.hpp"

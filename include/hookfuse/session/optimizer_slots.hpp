@@ -1,4 +1,4 @@
-// hookfuse/optim/slots.hpp: an optimizer's slot variables for a bound graph, and their
+// hookfuse/session/optimizer_slots.hpp: an optimizer's slot variables for a bound graph, and their
 // checkpoint names (TensorFlow's slot variables, Optimizer.get_slot).
 //
 // OptimizerSlots<Opt, GraphT> holds, for every Variable of the graph (in tape order), one matrix
