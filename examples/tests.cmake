@@ -6,6 +6,9 @@ hookfuse_add_example_test(NAME example.custom_hook TARGET custom_hook ARGS --ste
 hookfuse_add_example_test(NAME example.fashion_mnist TARGET fashion_mnist
                           ARGS --max_steps 300 --batch_size 32
                           PASS_REGULAR_EXPRESSION "global_step: 300\n.*test_accuracy: 0\\.[6-9]")
+hookfuse_add_example_test(NAME example.fashion_mnist_adam TARGET fashion_mnist
+                          ARGS --optimizer adam --max_steps 300 --batch_size 32
+                          PASS_REGULAR_EXPRESSION "optimizer: adam\n.*global_step: 300\n.*test_accuracy: 0\\.[7-9]")
 # event_dump on TensorFlow 2's scalar fixture: the last of its 100 scalars, as CSV.
 if(EXISTS "${HOOKFUSE_FIXTURES_DIR}/tf/events_tf2_scalar")
   hookfuse_add_example_test(NAME example.event_dump TARGET event_dump

@@ -26,6 +26,7 @@
 #endif
 #include <random>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 using namespace hookfuse;
@@ -191,6 +192,47 @@ TEST_CASE("Session: steps a ProfilerHook does not trace allocate nothing", "[ses
   CHECK(session.global_step() == 21);
 }
 #endif
+
+namespace {
+/// The classifier above trained by `optimizer` with no hooks: 20 runs after the first allocate
+/// nothing (the slots were created when the session bound the graph). Returns {news, mallocs}.
+template <class Opt>
+std::pair<std::size_t, std::size_t> optimizer_step_allocations(const Opt& optimizer) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
+  std::uniform_int_distribution<std::int32_t> label(0, kClasses - 1);
+  std::vector<float> features(static_cast<std::size_t>(kExamples * kFeatures));
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(kExamples));
+  for (auto& v : features) v = pixel(rng);
+  for (auto& v : labels) v = label(rng);
+  Placeholder<"x", float, kFeatures> x;
+  Placeholder<"labels", std::int32_t, 1> y;
+  nn::Dense<"dense", float> hidden(kFeatures, kHidden, nn::glorot_uniform{1});
+  nn::Dense<"logits", float> out(kHidden, kClasses, nn::glorot_uniform{2});
+  auto logits = named<"logits">(out(relu(hidden(x))));
+  auto loss = named<"loss">(sparse_softmax_cross_entropy(y, logits));
+  GlobalStep gs;
+  MonitoredTrainingSession session(optimizer.minimize(loss, gs),
+                                   PreallocatedInput{&features, &labels}, hooks());
+  session.run();
+  std::pair<std::size_t, std::size_t> counts;
+  {
+    hookfuse_test::NoAllocScope scope;  // no Catch2 assertions inside: they allocate
+    for (int i = 0; i < 20; ++i) session.run();
+    counts = {scope.news(), scope.eigen_mallocs()};
+  }
+  return counts;
+}
+}  // namespace
+
+TEST_CASE("Session: steps of the optimizers with slots allocate nothing", "[session][alloc]") {
+  using P = std::pair<std::size_t, std::size_t>;
+  CHECK(optimizer_step_allocations(MomentumOptimizer(0.01, 0.9)) == P{0, 0});
+  CHECK(optimizer_step_allocations(MomentumOptimizer(0.01, 0.9, true)) == P{0, 0});
+  CHECK(optimizer_step_allocations(AdamOptimizer()) == P{0, 0});
+  CHECK(optimizer_step_allocations(RMSPropOptimizer(0.01, 0.9, 0.5)) == P{0, 0});
+  CHECK(optimizer_step_allocations(AdagradOptimizer(0.01)) == P{0, 0});
+}
 
 TEST_CASE("The allocation counters see allocations", "[alloc]") {
   // Guards against counters that are not wired in (which would make the test above vacuous).

@@ -1,5 +1,6 @@
-// examples/fashion_mnist: trains a 784 -> 256 ReLU -> 10 classifier on Fashion-MNIST with SGD,
-// four hooks fused into the training step, then reports the test accuracy.
+// examples/fashion_mnist: trains a 784 -> 256 ReLU -> 10 classifier on Fashion-MNIST (SGD, or
+// --optimizer momentum|adam|rmsprop|adagrad), four hooks fused into the training step, then
+// reports the test accuracy.
 //
 // The TensorFlow 1.x program it mirrors:
 //   hidden = tf.layers.dense(x, 256, activation=tf.nn.relu)
@@ -7,6 +8,9 @@
 //   loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
 //   tf.compat.v1.summary.scalar("loss", loss); tf.compat.v1.summary.scalar("accuracy", accuracy)
 //   train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step)
+//     # --optimizer momentum: tf.train.MomentumOptimizer(lr, 0.9); adam: AdamOptimizer(lr);
+//     # rmsprop: RMSPropOptimizer(lr); adagrad: AdagradOptimizer(lr). Default --learning_rate:
+//     # 0.1 (sgd, adagrad), 0.01 (momentum), 0.001 (adam, rmsprop).
 //   hooks = [StopAtStepHook(last_step=max_steps), NanTensorHook(loss),
 //            LoggingTensorHook({"loss": loss, "accuracy": accuracy}, every_n_iter=100)]
 //   tf.compat.v1.train.MonitoredTrainingSession(checkpoint_dir=model_dir,
@@ -40,7 +44,8 @@ int main(int argc, char** argv) {
   CLI::App app{"Fashion-MNIST MLP (784 -> 256 ReLU -> 10) trained with hookfuse"};
   int epochs = 1;
   std::int64_t batch_size = 32;
-  double learning_rate = 0.1;
+  std::optional<double> learning_rate;
+  std::string optimizer = "sgd";
   std::string data_dir = hf::data::default_fashion_mnist_dir;
   std::uint64_t seed = 7;
   std::optional<std::int64_t> max_steps;
@@ -49,8 +54,15 @@ int main(int argc, char** argv) {
   std::string warm_start_from;
   app.add_option("--epochs", epochs, "passes over the training set")->check(CLI::PositiveNumber);
   app.add_option("--batch_size", batch_size, "examples per step")->check(CLI::PositiveNumber);
-  app.add_option("--learning_rate", learning_rate, "SGD learning rate")
+  app.add_option("--learning_rate", learning_rate,
+                 "learning rate (default: 0.1 for sgd and adagrad, 0.01 for momentum, 0.001 for "
+                 "adam and rmsprop)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--optimizer", optimizer,
+                 "sgd (GradientDescentOptimizer), momentum (MomentumOptimizer, momentum 0.9), "
+                 "adam (AdamOptimizer), rmsprop (RMSPropOptimizer) or adagrad "
+                 "(AdagradOptimizer), with TensorFlow 1.x's defaults")
+      ->check(CLI::IsMember({"sgd", "momentum", "adam", "rmsprop", "adagrad"}));
   app.add_option("--data_dir", data_dir,
                  "directory with the four Fashion-MNIST IDX files, raw or .gz");
   app.add_option("--seed", seed, "seed of the initial weights and the batch order");
@@ -102,7 +114,6 @@ int main(int argc, char** argv) {
   auto accuracy_summary = hf::summary::scalar<"accuracy">(accuracy);
 
   hf::GlobalStep global_step;
-  auto train_op = hf::GradientDescentOptimizer(learning_rate).minimize(loss, global_step);
 
   hf::data::NumpyInputFn<float> train_input(
       train, {.batch_size = batch_size, .num_epochs = epochs, .shuffle = true, .seed = seed});
@@ -113,28 +124,46 @@ int main(int argc, char** argv) {
                              .save_checkpoint_steps = save_checkpoint_steps};
   if (!warm_start_from.empty()) options.warm_start_from = hf::io::WarmStart{warm_start_from};
 
+  // One session type per optimizer (its slots are part of the session and the checkpoint).
   const auto start = std::chrono::steady_clock::now();
-  try {
-    hf::MonitoredTrainingSession session(
-        train_op, hf::feeds<"x", "labels">(train_input), std::move(options),
-        hf::hooks(hf::StopAtStepHook({.last_step = last_step}),
-                  // The session installs TF's StepCounterHook when it has a directory.
-                  hf::ConditionalHook(hf::StepCounterHook<>({.every_n_steps = 100}),
-                                      model_dir.empty()),
-                  hf::NanTensorHook<"loss">(),
-                  hf::LoggingTensorHook<"loss", "accuracy">({.every_n_iter = 100})),
-        loss_summary, accuracy_summary);
-    if (session.restored_from_checkpoint()) {
-      // Resume the batch order where the checkpoint left it: skip the batches trained so far.
-      std::printf("resumed at global_step: %lld\n", static_cast<long long>(global_step.value));
-      for (std::int64_t i = 0; i < global_step.value && train_input.next(); ++i) {
+  const auto train_with = [&](const auto& opt) -> bool {
+    try {
+      hf::MonitoredTrainingSession session(
+          opt.minimize(loss, global_step), hf::feeds<"x", "labels">(train_input),
+          std::move(options),
+          hf::hooks(hf::StopAtStepHook({.last_step = last_step}),
+                    // The session installs TF's StepCounterHook when it has a directory.
+                    hf::ConditionalHook(hf::StepCounterHook<>({.every_n_steps = 100}),
+                                        model_dir.empty()),
+                    hf::NanTensorHook<"loss">(),
+                    hf::LoggingTensorHook<"loss", "accuracy">({.every_n_iter = 100})),
+          loss_summary, accuracy_summary);
+      if (session.restored_from_checkpoint()) {
+        // Resume the batch order where the checkpoint left it: skip the batches trained so far.
+        std::printf("resumed at global_step: %lld\n", static_cast<long long>(global_step.value));
+        for (std::int64_t i = 0; i < global_step.value && train_input.next(); ++i) {
+        }
       }
+      while (!session.should_stop()) session.run();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "fashion_mnist: %s\n", e.what());
+      return false;
     }
-    while (!session.should_stop()) session.run();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fashion_mnist: %s\n", e.what());
-    return 1;
-  }
+    return true;
+  };
+  std::printf("optimizer: %s\n", optimizer.c_str());
+  bool trained = false;
+  if (optimizer == "momentum")
+    trained = train_with(hf::MomentumOptimizer(learning_rate.value_or(0.01), 0.9));
+  else if (optimizer == "adam")
+    trained = train_with(hf::AdamOptimizer(learning_rate.value_or(0.001)));
+  else if (optimizer == "rmsprop")
+    trained = train_with(hf::RMSPropOptimizer(learning_rate.value_or(0.001)));
+  else if (optimizer == "adagrad")
+    trained = train_with(hf::AdagradOptimizer(learning_rate.value_or(0.1)));
+  else
+    trained = train_with(hf::GradientDescentOptimizer(learning_rate.value_or(0.1)));
+  if (!trained) return 1;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
                              .count();
   const double epochs_done =

@@ -9,6 +9,8 @@
 // not pinned (a hook reads its gradient): its gradient contributions go straight into
 // its value, so the gradient is never stored; apply_unfused<Pin>(optimizer) then updates the
 // rest from their stored gradients. Which variables are fused is decided at compile time.
+// An optimizer that accumulates into a slot (Momentum, SlotAccumulation) fuses the same way,
+// with the slot as the target.
 #pragma once
 
 #include <array>
@@ -132,6 +134,18 @@ concept LinearUpdate = requires(const Opt& o) {
   { o.template update_scale<float>() } -> std::same_as<float>;
   { o.template update_scale<double>() } -> std::same_as<double>;
 };
+
+/// An optimizer whose update of a fused variable accumulates the gradient into one of its slots
+/// (Momentum without Nesterov: accum = accum * momentum + g, then value -= lr * accum): before
+/// the backward pass before_backward(var) scales the slot, the pass adds every gradient
+/// contribution into accumulation_slot(var) (alpha 1), and apply_fused(var) updates the value
+/// from it. The slot holds exactly what the unfused update would put there.
+template <class Opt>
+concept SlotAccumulation = requires { requires Opt::fuses_into_slot; };
+
+/// An optimizer that the backward pass can fold in (LinearUpdate or SlotAccumulation).
+template <class Opt>
+inline constexpr bool fusable_update = LinearUpdate<Opt> || SlotAccumulation<Opt>;
 
 /// Fusion policies (which variables keep a stored gradient): Pin::pinned(variable name).
 struct FuseNone {
@@ -384,20 +398,27 @@ class Graph {
   /// The backward pass with the optimizer's update folded in for every variable for which
   /// update_fused_at<Pin, I>() holds (their `grad` is not written; their value is updated);
   /// the other variables get their gradient in `grad` as with backward(). Follow it with
-  /// apply_unfused<Pin>(optimizer). With an optimizer that is not LinearUpdate, nothing is fused.
+  /// apply_unfused<Pin>(optimizer). With an optimizer that is neither LinearUpdate nor
+  /// SlotAccumulation, nothing is fused.
   template <class Pin, class Optimizer>
   void backward(const Optimizer& optimizer) {
-    using P = std::conditional_t<detail::LinearUpdate<Optimizer>, Pin, detail::FuseNone>;
+    using P = std::conditional_t<detail::fusable_update<Optimizer>, Pin, detail::FuseNone>;
+    if constexpr (detail::SlotAccumulation<Optimizer>) {
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        (before_backward_one<I, P>(optimizer), ...);
+      }(std::make_index_sequence<size>{});
+    }
     std::get<Loss>(slots_).adjoint().setConstant(scalar(1));
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (backward_one<Loss - I, P>(optimizer), ...);
     }(std::make_index_sequence<Loss + 1>{});
   }
 
-  /// optimizer.apply(variable) for every variable whose update backward<Pin> did not fold in.
+  /// optimizer.apply(variable) for every variable whose update backward<Pin> did not fold in;
+  /// for a SlotAccumulation optimizer, optimizer.apply_fused(variable) for the others.
   template <class Pin, class Optimizer>
   void apply_unfused(const Optimizer& optimizer) {
-    using P = std::conditional_t<detail::LinearUpdate<Optimizer>, Pin, detail::FuseNone>;
+    using P = std::conditional_t<detail::fusable_update<Optimizer>, Pin, detail::FuseNone>;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (apply_one<I, P>(optimizer), ...);
     }(std::make_index_sequence<size>{});
@@ -706,18 +727,34 @@ class Graph {
   }
   template <std::size_t I, std::size_t K, class Optimizer, class Sl, class... Vals>
   void backward_update(const Optimizer& optimizer, Sl& slot, const Vals&... vals) {
+    constexpr std::size_t c = std::tuple_element_t<I, entries_type>::children[K];
+    using S = typename std::tuple_element_t<c, entries_type>::scalar;
     if constexpr (detail::LinearUpdate<Optimizer>) {
-      constexpr std::size_t c = std::tuple_element_t<I, entries_type>::children[K];
-      using S = typename std::tuple_element_t<c, entries_type>::scalar;
       auto value = std::get<c>(slots_).value();
       detail::UpdateTarget<decltype(value)> t{value, optimizer.template update_scale<S>()};
+      std::get<I>(kernels_).template backward<K>(t, slot.adjoint(), slot.value(), vals...);
+    } else if constexpr (detail::SlotAccumulation<Optimizer>) {
+      constexpr Dims D = std::tuple_element_t<c, entries_type>::dims;
+      auto& acc = optimizer.accumulation_slot(*std::get<c>(slots_).var);
+      detail::map_t<S, D.rows, D.cols> view(acc.data(), acc.rows(), acc.cols());
+      detail::UpdateTarget<decltype(view)> t{view, S(1)};
       std::get<I>(kernels_).template backward<K>(t, slot.adjoint(), slot.value(), vals...);
     }
   }
   template <std::size_t I, class Pin, class Optimizer>
+  void before_backward_one(const Optimizer& optimizer) {
+    if constexpr (requires { std::get<I>(slots_).var; }) {
+      if constexpr (update_fused_at<Pin, I>()) optimizer.before_backward(*std::get<I>(slots_).var);
+    }
+  }
+  template <std::size_t I, class Pin, class Optimizer>
   void apply_one(const Optimizer& optimizer) {
-    if constexpr (requires { std::get<I>(slots_).var; } && !update_fused_at<Pin, I>())
-      optimizer.apply(*std::get<I>(slots_).var);
+    if constexpr (requires { std::get<I>(slots_).var; }) {
+      if constexpr (!update_fused_at<Pin, I>())
+        optimizer.apply(*std::get<I>(slots_).var);
+      else if constexpr (detail::SlotAccumulation<Optimizer>)
+        optimizer.apply_fused(*std::get<I>(slots_).var);
+    }
   }
 
   using slots_type = decltype(make_slots(std::declval<entries_type>(),

@@ -6,18 +6,9 @@
 
 #include "hookfuse/autodiff/expr.hpp"
 #include "hookfuse/optim/global_step.hpp"
+#include "hookfuse/optim/optimizer.hpp"
 
 namespace hookfuse {
-
-/// What `minimize` returns, like TensorFlow's train_op: the loss to differentiate, the
-/// optimizer that applies the gradients, and the global step it increments. Run it with a
-/// MonitoredTrainingSession.
-template <class LossExpr, class Optimizer>
-struct TrainOp {
-  LossExpr loss;
-  Optimizer optimizer;
-  GlobalStep* global_step;
-};
 
 /// Stochastic gradient descent: for every trainable variable v, v -= learning_rate * dloss/dv.
 /// Mirrors tf.compat.v1.train.GradientDescentOptimizer(learning_rate).
@@ -31,11 +22,7 @@ class GradientDescentOptimizer {
   /// docs/hooks.md), and adds one to `global_step`. `loss` must be a [1, 1] tensor.
   template <Operand L>
   auto minimize(L&& loss, GlobalStep& global_step) const {
-    using E = expr_t<L>;
-    static_assert(E::dims.rows == 1 && E::dims.cols == 1,
-                  "hookfuse: minimize() needs a scalar ([1, 1]) loss, e.g. reduce_mean(...)");
-    return TrainOp<E, GradientDescentOptimizer>{as_expr(std::forward<L>(loss)), *this,
-                                                &global_step};
+    return hookfuse::minimize(*this, std::forward<L>(loss), global_step);
   }
 
   /// Applies one update to a variable from its gradient (tf's apply_gradients for one pair).
@@ -53,6 +40,8 @@ class GradientDescentOptimizer {
   }
 
   double learning_rate() const { return learning_rate_; }
+  /// Sets the learning rate the following updates use (a schedule hook calls it between steps).
+  void set_learning_rate(double learning_rate) { learning_rate_ = learning_rate; }
 
  private:
   double learning_rate_;

@@ -9,7 +9,9 @@
 //
 // The fused update: when the optimizer's update is linear in the gradient (SGD), the update of
 // every variable whose gradient no hook can see is folded into the backward pass (the weight-
-// gradient product accumulates straight into the weights). A variable stays unfused, its
+// gradient product accumulates straight into the weights; for Momentum without Nesterov, into
+// its "Momentum" slot, see graph.hpp's SlotAccumulation). Adam, RMSProp and Adagrad never fuse;
+// their slots (session/optimizer_slots.hpp) are created when the graph is bound. A variable stays unfused, its
 // gradient stored in Variable::grad and applied after the fetches as before, when a hook
 // requests "gradients/<variable>", when any hook declares `reads_gradients`, or when the
 // variable is used more than once in the model. (A hook that requests a variable itself gets a
@@ -43,6 +45,7 @@
 #include "hookfuse/hooks/step_timeline.hpp"
 #include "hookfuse/logging.hpp"
 #include "hookfuse/optim/gradient_descent.hpp"
+#include "hookfuse/session/optimizer_slots.hpp"
 #include "hookfuse/session/checkpoint_variables.hpp"
 #include "hookfuse/session/feeds.hpp"
 #include "hookfuse/session/session_options.hpp"
@@ -155,6 +158,8 @@ class MonitoredTrainingSession {
  public:
   using graph_type = decltype(bind(Index{}, std::declval<loss_type&>(), std::declval<Extras&>()...));
   using optimizer_type = decltype(std::declval<TrainOpT&>().optimizer);
+  /// The optimizer's slot variables for this graph (empty for SGD), created at bind time.
+  using optimizer_slots_type = detail::OptimizerSlots<optimizer_type, graph_type>;
   /// Which variables keep a stored gradient (detail::HookPins): what update_fused consults.
   using pins = detail::HookPins<Hooks>;
   static constexpr std::size_t num_hooks = decltype(boost::hana::length(std::declval<Hooks>()))::value;
@@ -206,7 +211,10 @@ class MonitoredTrainingSession {
             [&options](MonitoredTrainingSession& s) {
               const auto vars = s.variables();
               const VariableList list(vars.data(), vars.size());
-              detail::warm_start(options, list);
+              // A warm start sets the model's variables only, not the optimizer's slots
+              // (Estimator warm-starts trainable variables).
+              const auto model_vars = graph_variables(s.graph_);
+              detail::warm_start(options, VariableList(model_vars.data(), model_vars.size()));
               detail::create_summary_hooks<sizeof...(Cs)>(s.hooks_, options);
               s.restored_ = detail::restore_latest(
                   boost::hana::at_c<detail::checkpoint_slot_index<sizeof...(Cs)>>(s.hooks_),
@@ -225,7 +233,8 @@ class MonitoredTrainingSession {
       : train_op_(std::move(train_op)),
         input_(std::move(input)),
         hooks_(std::move(hooks)),
-        graph_((call_begin(hooks_), bind(input_.batch_size(), train_op_.loss, extras...))) {
+        graph_((call_begin(hooks_), bind(input_.batch_size(), train_op_.loss, extras...))),
+        optimizer_slots_(train_op_.optimizer, graph_) {
     static_assert(caller_fed || InputFor<Input, graph_type>,
                   "hookfuse: the input must provide next(), batch_size() and feed(graph), or be "
                   "caller_feeds(max_batch_size)");
@@ -272,7 +281,8 @@ class MonitoredTrainingSession {
   /// (its gradient is never stored; Variable::grad keeps its old contents). See the file comment
   /// for when a variable stays unfused.
   template <fixed_string Name>
-  static constexpr bool update_fused = detail::LinearUpdate<optimizer_type> &&
+  static constexpr bool update_fused = (detail::LinearUpdate<optimizer_type> ||
+                                        optimizer_slots_type::fuses_into_slot) &&
                                        graph_type::template update_fused<pins, Name>();
 
   /// True once a hook requested a stop, the input ran out, or the session was closed.
@@ -377,9 +387,18 @@ class MonitoredTrainingSession {
   bool restored_from_checkpoint() const { return restored_; }
 
   /// What a checkpoint of this session holds (checkpoint_variables): every Variable of the model
-  /// (the loss's graph and the extras), each once, in tape order, then "global_step" (int64,
-  /// shape []); names, dtypes, TensorFlow shapes and pointers into the variables. No heap.
-  auto variables() { return checkpoint_variables(graph_, *train_op_.global_step); }
+  /// (the loss's graph and the extras), each once, in tape order, then the optimizer's slots
+  /// ("<var>/Adam", ..., variable by variable) and non-slot variables ("beta1_power", ...), if
+  /// it has any, then "global_step" (int64, shape []); names, dtypes, TensorFlow shapes and
+  /// pointers into the variables. No heap.
+  auto variables() {
+    return checkpoint_variables(graph_, optimizer_slots_, *train_op_.global_step);
+  }
+
+  /// The train op's optimizer: set_learning_rate(lr) changes the rate of the following steps.
+  optimizer_type& optimizer() { return train_op_.optimizer; }
+  /// The optimizer's slot variables (detail::OptimizerSlots): slots_of<V>(), non_slot.
+  optimizer_slots_type& optimizer_slots() { return optimizer_slots_; }
 
   /// The value of a named tensor for the last batch fed (computing it if no run did), or the
   /// current global step for "global_step", or the last stored gradient for "gradients/<name>".
@@ -414,6 +433,33 @@ class MonitoredTrainingSession {
 
  private:
   static constexpr bool caller_fed = std::is_same_v<Input, CallerFeeds>;
+
+  /// The backward pass with the optimizer's update folded in for the variables update_fused
+  /// names (`fuse` false: none, every gradient stored), then the rest of the update.
+  template <class Pin>
+  void backward_update(bool fuse) {
+    if constexpr (optimizer_slots_type::fuses_into_slot) {
+      if (!fuse) {
+        graph_.template backward<detail::FuseNone>(optimizer_slots_.bind(train_op_.optimizer));
+        return;
+      }
+    }
+    (void)fuse;
+    graph_.template backward<Pin>(optimizer_slots_.bind(train_op_.optimizer));
+  }
+  template <class Pin>
+  void apply_unfused(bool fuse) {
+    if constexpr (optimizer_slots_type::fuses_into_slot) {
+      if (!fuse) {
+        graph_.template apply_unfused<detail::FuseNone>(optimizer_slots_.bind(train_op_.optimizer));
+        optimizer_slots_.finish(train_op_.optimizer);
+        return;
+      }
+    }
+    (void)fuse;
+    graph_.template apply_unfused<Pin>(optimizer_slots_.bind(train_op_.optimizer));
+    optimizer_slots_.finish(train_op_.optimizer);
+  }
 
   /// Feeds the graph from the input object; false at the end of the input.
   bool feed_from_input() {
@@ -532,7 +578,10 @@ class MonitoredTrainingSession {
     mark(marks);                       // end of the input
     graph_.forward();
     mark(marks);
-    graph_.template backward<pins>(train_op_.optimizer);  // fused updates happen here
+    // Fused updates happen here. Momentum fuses only without Nesterov (a run-time choice).
+    const bool fuse = !optimizer_slots_type::fuses_into_slot ||
+                      optimizer_slots_.fuse(train_op_.optimizer);
+    backward_update<pins>(fuse);
     mark(marks);
     stale_global_step_ = train_op_.global_step->value;
     hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
@@ -545,7 +594,7 @@ class MonitoredTrainingSession {
       (void)caller;
     }
     mark(marks);  // end of the fetches
-    graph_.template apply_unfused<pins>(train_op_.optimizer);
+    apply_unfused<pins>(fuse);
     ++train_op_.global_step->value;
     mark(marks);
     hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
@@ -675,6 +724,7 @@ class MonitoredTrainingSession {
   Input input_;
   Hooks hooks_;
   graph_type graph_;
+  optimizer_slots_type optimizer_slots_;
   typename values_of_hooks<Hooks>::type values_{};  // what each hook's after_run receives
   std::array<bool, num_hooks == 0 ? 1 : num_hooks> fetched_{};  // values_[i] holds fetches
   std::int64_t stale_global_step_ = 0;

@@ -1,0 +1,62 @@
+// hookfuse/optim/adagrad.hpp: Adagrad (tf.compat.v1.train.AdagradOptimizer).
+#pragma once
+
+#include <cstddef>
+#include <utility>
+
+#include "hookfuse/autodiff/expr.hpp"
+#include "hookfuse/optim/optimizer.hpp"
+
+namespace hookfuse {
+
+/// Adagrad, as tf.compat.v1.train.AdagradOptimizer(learning_rate,
+/// initial_accumulator_value = 0.1) (TF1's ApplyAdagrad kernel, no epsilon), for every variable
+/// v with gradient g:
+///   accum = accum + g * g        slot "<var>/Adagrad", starts at initial_accumulator_value
+///   v -= learning_rate * g / sqrt(accum)
+/// Never fused into the backward pass.
+class AdagradOptimizer {
+ public:
+  using slot_names = SlotNames<"Adagrad">;
+  using non_slot_names = SlotNames<>;
+
+  explicit AdagradOptimizer(double learning_rate, double initial_accumulator_value = 0.1)
+      : learning_rate_(learning_rate), initial_accumulator_value_(initial_accumulator_value) {}
+
+  /// The train op (see GradientDescentOptimizer::minimize); `loss` must be [1, 1].
+  template <Operand L>
+  auto minimize(L&& loss, GlobalStep& global_step) const {
+    return hookfuse::minimize(*this, std::forward<L>(loss), global_step);
+  }
+
+  template <class S>
+  S initial_slot_value(std::size_t) const {
+    return static_cast<S>(initial_accumulator_value_);
+  }
+  template <class S>
+  S initial_non_slot_value(std::size_t) const {
+    return S(0);
+  }
+
+  /// One variable's update (formula above).
+  template <class M, class G, class Slots, class NonSlots>
+  void apply_dense(M& value, const G& grad, Slots& slots, NonSlots&) const {
+    using S = typename M::Scalar;
+    auto accum = slots.slot[0].array();
+    accum += grad.array().square();
+    value.array() -= static_cast<S>(learning_rate_) * grad.array() * accum.rsqrt();
+  }
+  template <class NonSlots>
+  void finish(NonSlots&) const {}
+
+  double learning_rate() const { return learning_rate_; }
+  /// Sets the learning rate the following updates use (a schedule hook calls it between steps).
+  void set_learning_rate(double learning_rate) { learning_rate_ = learning_rate; }
+  double initial_accumulator_value() const { return initial_accumulator_value_; }
+
+ private:
+  double learning_rate_;
+  double initial_accumulator_value_;
+};
+
+}  // namespace hookfuse

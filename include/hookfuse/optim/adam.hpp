@@ -1,0 +1,86 @@
+// hookfuse/optim/adam.hpp: Adam (tf.compat.v1.train.AdamOptimizer).
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <utility>
+
+#include "hookfuse/autodiff/expr.hpp"
+#include "hookfuse/optim/optimizer.hpp"
+
+namespace hookfuse {
+
+/// Adam, as tf.compat.v1.train.AdamOptimizer(learning_rate = 0.001, beta1 = 0.9,
+/// beta2 = 0.999, epsilon = 1e-8) (TF's ApplyAdam kernel, "epsilon hat" of Kingma and Ba
+/// section 2): at step t (1, 2, ...), for every variable v with gradient g,
+///   lr_t = learning_rate * sqrt(1 - beta2^t) / (1 - beta1^t)
+///   m = m + (g - m) * (1 - beta1)            slot "<var>/Adam",   starts at 0
+///   v_ = v_ + (g * g - v_) * (1 - beta2)     slot "<var>/Adam_1", starts at 0
+///   v -= lr_t * m / (sqrt(v_) + epsilon)
+/// beta1^t and beta2^t are the non-slot variables "beta1_power" and "beta2_power" (rank 0, the
+/// loss's dtype), which start at beta1 and beta2 and are multiplied by them after every step's
+/// updates (TF's _finish). All are saved in checkpoints under these names.
+/// Never fused into the backward pass (the update is not linear in the gradient).
+class AdamOptimizer {
+ public:
+  using slot_names = SlotNames<"Adam", "Adam_1">;
+  using non_slot_names = SlotNames<"beta1_power", "beta2_power">;
+
+  explicit AdamOptimizer(double learning_rate = 0.001, double beta1 = 0.9, double beta2 = 0.999,
+                         double epsilon = 1e-8)
+      : learning_rate_(learning_rate), beta1_(beta1), beta2_(beta2), epsilon_(epsilon) {}
+
+  /// The train op (see GradientDescentOptimizer::minimize); `loss` must be [1, 1].
+  template <Operand L>
+  auto minimize(L&& loss, GlobalStep& global_step) const {
+    return hookfuse::minimize(*this, std::forward<L>(loss), global_step);
+  }
+
+  template <class S>
+  S initial_slot_value(std::size_t) const {
+    return S(0);
+  }
+  /// beta1_power starts at beta1, beta2_power at beta2.
+  template <class S>
+  S initial_non_slot_value(std::size_t k) const {
+    return static_cast<S>(k == 0 ? beta1_ : beta2_);
+  }
+
+  /// One variable's update (formula above); non_slots = {beta1_power, beta2_power}.
+  template <class M, class G, class Slots, class NonSlots>
+  void apply_dense(M& value, const G& grad, Slots& slots, NonSlots& non_slots) const {
+    using S = typename M::Scalar;
+    const auto b1 = static_cast<S>(beta1_);
+    const auto b2 = static_cast<S>(beta2_);
+    const auto b1p = static_cast<S>(non_slots[0]);
+    const auto b2p = static_cast<S>(non_slots[1]);
+    const S alpha = static_cast<S>(learning_rate_) * std::sqrt(S(1) - b2p) / (S(1) - b1p);
+    auto m = slots.slot[0].array();
+    auto v = slots.slot[1].array();
+    m += (grad.array() - m) * (S(1) - b1);
+    v += (grad.array().square() - v) * (S(1) - b2);
+    value.array() -= (m * alpha) / (v.sqrt() + static_cast<S>(epsilon_));
+  }
+  /// After every variable's update: beta1_power *= beta1, beta2_power *= beta2.
+  template <class NonSlots>
+  void finish(NonSlots& non_slots) const {
+    using S = typename NonSlots::value_type;
+    non_slots[0] *= static_cast<S>(beta1_);
+    non_slots[1] *= static_cast<S>(beta2_);
+  }
+
+  double learning_rate() const { return learning_rate_; }
+  /// Sets the learning rate the following updates use (a schedule hook calls it between steps).
+  void set_learning_rate(double learning_rate) { learning_rate_ = learning_rate; }
+  double beta1() const { return beta1_; }
+  double beta2() const { return beta2_; }
+  double epsilon() const { return epsilon_; }
+
+ private:
+  double learning_rate_;
+  double beta1_;
+  double beta2_;
+  double epsilon_;
+};
+
+}  // namespace hookfuse

@@ -1,0 +1,93 @@
+// hookfuse/optim/momentum.hpp: SGD with momentum (tf.compat.v1.train.MomentumOptimizer).
+#pragma once
+
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include "hookfuse/autodiff/expr.hpp"
+#include "hookfuse/optim/optimizer.hpp"
+
+namespace hookfuse {
+
+/// Momentum, as tf.compat.v1.train.MomentumOptimizer(learning_rate, momentum, use_nesterov)
+/// (TF's ApplyMomentum kernel), for every variable v with gradient g and slot accum:
+///   accum = accum * momentum + g
+///   v -= learning_rate * accum                                   (use_nesterov = false)
+///   v -= learning_rate * g + learning_rate * momentum * accum    (use_nesterov = true)
+/// The slot "<var>/Momentum" (same shape and dtype as v) starts at 0. Parameters are converted
+/// to each variable's scalar type on use.
+///
+/// Fused into the backward pass when use_nesterov is false (decided at run time, each step):
+/// for a variable whose gradient no hook reads (see MonitoredTrainingSession::update_fused),
+/// the slot is scaled by momentum before the backward pass, every gradient contribution is
+/// added straight into it (the gradient is never stored), and v -= learning_rate * accum
+/// follows. With use_nesterov the update needs g itself: every gradient is stored and applied
+/// after the backward pass.
+class MomentumOptimizer {
+ public:
+  using slot_names = SlotNames<"Momentum">;
+  using non_slot_names = SlotNames<>;
+
+  MomentumOptimizer(double learning_rate, double momentum, bool use_nesterov = false)
+      : learning_rate_(learning_rate), momentum_(momentum), use_nesterov_(use_nesterov) {}
+
+  /// The train op (see GradientDescentOptimizer::minimize); `loss` must be [1, 1].
+  template <Operand L>
+  auto minimize(L&& loss, GlobalStep& global_step) const {
+    return hookfuse::minimize(*this, std::forward<L>(loss), global_step);
+  }
+
+  template <class S>
+  S initial_slot_value(std::size_t) const {
+    return S(0);
+  }
+  template <class S>
+  S initial_non_slot_value(std::size_t) const {
+    return S(0);
+  }
+
+  /// One variable's update (formula above). `value`, `grad` and the slot are [R, C].
+  template <class M, class G, class Slots, class NonSlots>
+  void apply_dense(M& value, const G& grad, Slots& slots, NonSlots&) const {
+    using S = typename M::Scalar;
+    const auto lr = static_cast<S>(learning_rate_);
+    const auto m = static_cast<S>(momentum_);
+    auto accum = slots.slot[0].array();
+    accum = accum * m + grad.array();
+    if (use_nesterov_)
+      value.array() -= grad.array() * lr + accum * (m * lr);
+    else
+      value.array() -= lr * accum;
+  }
+  template <class NonSlots>
+  void finish(NonSlots&) const {}
+
+  /// The fused update (see the class comment): the slot the backward pass accumulates into,
+  /// what happens to it before the pass, and the value's update after it.
+  static constexpr std::size_t accumulation_slot = 0;
+  bool fusable() const { return !use_nesterov_; }
+  template <class Slots>
+  void before_backward(Slots& slots) const {
+    using S = typename std::remove_cvref_t<decltype(slots.slot[0])>::Scalar;
+    slots.slot[0].array() *= static_cast<S>(momentum_);
+  }
+  template <class M, class Slots>
+  void apply_fused(M& value, Slots& slots) const {
+    using S = typename M::Scalar;
+    value.array() -= static_cast<S>(learning_rate_) * slots.slot[0].array();
+  }
+
+  double learning_rate() const { return learning_rate_; }
+  /// Sets the learning rate the following updates use (a schedule hook calls it between steps).
+  void set_learning_rate(double learning_rate) { learning_rate_ = learning_rate; }
+  double momentum() const { return momentum_; }
+  bool use_nesterov() const { return use_nesterov_; }
+
+ private:
+  double learning_rate_;
+  double momentum_;
+  bool use_nesterov_;
+};
+
+}  // namespace hookfuse

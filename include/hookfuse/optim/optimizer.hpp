@@ -1,0 +1,102 @@
+// hookfuse/optim/optimizer.hpp: what an optimizer is (the Optimizer concept), and the train op.
+//
+// Two kinds of optimizer (tf.compat.v1.train.Optimizer subclasses):
+//  - stateless: `apply(variable)` updates a Variable from its stored gradient
+//    (GradientDescentOptimizer). If it also has `update_scale<S>()` (a linear update), the
+//    session folds it into the backward pass (graph.hpp).
+//  - with slots (MomentumOptimizer, AdamOptimizer, RMSPropOptimizer, AdagradOptimizer): it
+//    declares `slot_names` (SlotNames<"Adam", "Adam_1">: one [R, C] slot per name and
+//    variable, saved as "<var>/<slot name>") and `non_slot_names` (scalars shared by every
+//    variable, saved under their own names: "beta1_power"), the initial values of each, and
+//    `apply_dense(value, grad, slots, non_slots)` for one variable, then `finish(non_slots)`
+//    once per step after every variable's update (TF's Optimizer._finish). Their storage is
+//    created when the graph is bound (session/optimizer_slots.hpp), so a step allocates nothing.
+//
+// Every optimizer has `learning_rate()` and `set_learning_rate(double)`: the learning rate is
+// read at each update, so a hook may change it between steps (a schedule).
+//
+// Status (issue 11, point 4): Momentum (fused without Nesterov), Adam, RMSProp (not centered)
+// and Adagrad with TF1's formulas, defaults and slot names, saved and restored with the
+// session's checkpoint (tests/test_optimizers.cpp). Not yet: the LearningRateSchedulerHook
+// that calls set_learning_rate (point 2), RMSProp's centered variant ("<var>/RMSProp_2"),
+// sparse updates, the benchmark of the Adam step against SGD, and the two-optimizer naming
+// TF uses when a graph holds two ("beta1_power_1").
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "hookfuse/autodiff/expr.hpp"
+#include "hookfuse/fixed_string.hpp"
+#include "hookfuse/optim/global_step.hpp"
+
+namespace hookfuse {
+
+/// The names of an optimizer's slots (or non-slot variables), in order: SlotNames<"Adam",
+/// "Adam_1">. A slot named N of variable "dense/kernel" is saved as "dense/kernel/N".
+template <fixed_string... Names>
+struct SlotNames {
+  static constexpr std::size_t size = sizeof...(Names);
+  static constexpr auto names = std::tuple{Names...};
+};
+
+/// An optimizer with state: declares slot_names and non_slot_names (SlotNames), gives the
+/// initial value of the K-th slot and non-slot, and updates one variable with apply_dense (see
+/// the file comment).
+template <class O>
+concept SlotOptimizer = requires(const O& o) {
+  typename O::slot_names;
+  typename O::non_slot_names;
+  { O::slot_names::size } -> std::convertible_to<std::size_t>;
+  { O::non_slot_names::size } -> std::convertible_to<std::size_t>;
+  { o.template initial_slot_value<float>(std::size_t{}) } -> std::same_as<float>;
+  { o.template initial_non_slot_value<float>(std::size_t{}) } -> std::same_as<float>;
+};
+
+/// An optimizer: a learning rate that can be read and set, and either `apply(variable)` (a
+/// stateless update; checked when the session applies it) or slots (SlotOptimizer).
+template <class O>
+concept Optimizer = requires(O& o, const O& c) {
+  { c.learning_rate() } -> std::convertible_to<double>;
+  o.set_learning_rate(1.0);
+};
+
+namespace detail {
+/// Fails to compile, naming the type, unless O is an Optimizer.
+template <class O>
+constexpr bool check_optimizer() {
+  static_assert(Optimizer<O>,
+                "hookfuse: this type is not an optimizer: it needs learning_rate() and "
+                "set_learning_rate(double), and either apply(variable) "
+                "(GradientDescentOptimizer) or slots (slot_names, non_slot_names, "
+                "initial_slot_value, apply_dense: MomentumOptimizer, AdamOptimizer); see "
+                "hookfuse/optim/optimizer.hpp");
+  return Optimizer<O>;
+}
+}  // namespace detail
+
+/// What `minimize` returns, like TensorFlow's train_op: the loss to differentiate, the
+/// optimizer that applies the gradients, and the global step it increments. Run it with a
+/// MonitoredTrainingSession. `Optimizer` must satisfy the Optimizer concept (a compile error
+/// naming the type otherwise).
+template <class LossExpr, class Opt>
+struct TrainOp {
+  static_assert(detail::check_optimizer<Opt>());
+  LossExpr loss;
+  Opt optimizer;
+  GlobalStep* global_step;
+};
+
+/// minimize(loss, global_step) for any optimizer: `loss` must be a [1, 1] tensor.
+template <class Opt, Operand L>
+auto minimize(const Opt& optimizer, L&& loss, GlobalStep& global_step) {
+  using E = expr_t<L>;
+  static_assert(E::dims.rows == 1 && E::dims.cols == 1,
+                "hookfuse: minimize() needs a scalar ([1, 1]) loss, e.g. reduce_mean(...)");
+  return TrainOp<E, Opt>{as_expr(std::forward<L>(loss)), optimizer, &global_step};
+}
+
+}  // namespace hookfuse

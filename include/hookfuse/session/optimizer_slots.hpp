@@ -1,0 +1,251 @@
+// hookfuse/session/optimizer_slots.hpp: an optimizer's slot variables for a bound graph, and their
+// checkpoint names (TensorFlow's slot variables, Optimizer.get_slot).
+//
+// OptimizerSlots<Opt, GraphT> holds, for every Variable of the graph (in tape order), one matrix
+// of the variable's shape per slot name, and the optimizer's non-slot scalars (Adam's
+// beta1_power, beta2_power). It is built right after the graph is bound: that is the only
+// allocation (none for fixed-size variables); a step allocates nothing. For a stateless
+// optimizer (SGD) it is empty and `bind` returns the optimizer itself, so nothing changes.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "hookfuse/optim/optimizer.hpp"
+#include "hookfuse/session/checkpoint_variables.hpp"
+
+namespace hookfuse {
+namespace detail {
+
+template <class E>
+struct variable_of {
+  using type = std::tuple<>;
+};
+template <class E>
+  requires requires { typename E::variable_type; }
+struct variable_of<E> {
+  using type = std::tuple<typename E::variable_type>;
+};
+
+template <class Entries, class Seq>
+struct variable_types;
+template <class Entries, std::size_t... I>
+struct variable_types<Entries, std::index_sequence<I...>> {
+  using type = decltype(std::tuple_cat(
+      std::declval<typename variable_of<std::tuple_element_t<I, Entries>>::type>()...));
+};
+/// std::tuple<V...>: the Variable types of a bound graph, each once, in tape order.
+template <class GraphT>
+using graph_variable_types_t =
+    typename variable_types<typename GraphT::entries_type,
+                            std::make_index_sequence<std::tuple_size_v<typename GraphT::entries_type>>>::type;
+
+/// Position of V in std::tuple<Vs...>.
+template <class V, class Tuple>
+struct type_index;
+template <class V, class... Vs>
+struct type_index<V, std::tuple<Vs...>> {
+  static constexpr std::size_t value = [] {
+    constexpr bool same[] = {std::is_same_v<V, Vs>..., false};
+    std::size_t i = 0;
+    while (i < sizeof...(Vs) && !same[i]) ++i;
+    return i;
+  }();
+};
+
+/// The checkpoint key of slot K of variable V: "<V::name>/<K-th slot name>" ("dense/kernel/Adam").
+template <class V, class Names, std::size_t K>
+inline constexpr auto slot_key =
+    concat(concat(V::name, fixed_string("/")), std::get<K>(Names::names));
+/// The checkpoint key of non-slot K ("beta1_power").
+template <class Names, std::size_t K>
+inline constexpr auto non_slot_key = std::get<K>(Names::names);
+
+/// The slots of one variable: K matrices of its shape.
+template <class V, std::size_t K>
+struct VariableSlots {
+  std::array<typename V::matrix_type, K> slot;
+};
+
+/// What the graph applies (Graph::apply_unfused) for an optimizer with slots: each variable's
+/// update with its slots. Built for one step by OptimizerSlots::bind.
+template <class Opt, class State>
+struct SlotUpdate {
+  const Opt& optimizer;
+  State& state;
+  template <class V>
+  void apply(V& variable) const {
+    optimizer.apply_dense(variable.value, variable.grad, state.template slots_of<V>(),
+                          state.non_slot);
+  }
+
+  /// An optimizer declaring `accumulation_slot` (Momentum) is a detail::SlotAccumulation
+  /// (graph.hpp): its update of a fused variable accumulates the gradient into that slot.
+  static constexpr bool fuses_into_slot = requires { Opt::accumulation_slot; };
+  template <class V>
+  auto& accumulation_slot(V&) const {
+    return state.template slots_of<V>().slot[Opt::accumulation_slot];
+  }
+  template <class V>
+  void before_backward(V&) const {
+    optimizer.before_backward(state.template slots_of<V>());
+  }
+  template <class V>
+  void apply_fused(V& variable) const {
+    optimizer.apply_fused(variable.value, state.template slots_of<V>());
+  }
+};
+
+template <class Opt, class GraphT>
+class OptimizerSlots;
+
+/// A stateless optimizer: no slots, nothing saved.
+template <class Opt, class GraphT>
+  requires(!SlotOptimizer<Opt>)
+class OptimizerSlots<Opt, GraphT> {
+ public:
+  static constexpr std::size_t num_checkpoint_variables = 0;
+  static constexpr bool fuses_into_slot = false;
+  OptimizerSlots(const Opt&, GraphT&) {}
+  bool fuse(const Opt&) const { return false; }
+  const Opt& bind(const Opt& optimizer) { return optimizer; }
+  void finish(const Opt&) {}
+  std::array<CheckpointVariable, 0> checkpoint_variables() { return {}; }
+};
+
+/// An optimizer with slots (SlotOptimizer): their storage, created from the bound graph.
+template <class Opt, class GraphT>
+  requires SlotOptimizer<Opt>
+class OptimizerSlots<Opt, GraphT> {
+  using vars = graph_variable_types_t<GraphT>;
+  static constexpr std::size_t num_vars = std::tuple_size_v<vars>;
+  static constexpr std::size_t num_slots = Opt::slot_names::size;
+  static constexpr std::size_t num_non_slots = Opt::non_slot_names::size;
+
+  template <class T>
+  struct slots_tuple;
+  template <class... Vs>
+  struct slots_tuple<std::tuple<Vs...>> {
+    using type = std::tuple<VariableSlots<Vs, num_slots>...>;
+  };
+
+ public:
+  /// The non-slot scalars' type: the scalar of the loss (TF gives them the first variable's).
+  using non_slot_scalar = typename GraphT::scalar;
+  /// Slots and non-slot scalars saved in a checkpoint.
+  static constexpr std::size_t num_checkpoint_variables = num_vars * num_slots + num_non_slots;
+
+  /// Creates every slot with its variable's shape and the optimizer's initial value, and the
+  /// non-slot scalars with theirs (Adam: beta1, beta2).
+  OptimizerSlots(const Opt& optimizer, GraphT& graph) {
+    graph.for_each_variable([&](auto& v) {
+      using V = std::remove_cvref_t<decltype(v)>;
+      using S = typename V::scalar;
+      auto& s = slots_of<V>();
+      for (std::size_t k = 0; k < num_slots; ++k) {
+        s.slot[k].resize(v.value.rows(), v.value.cols());
+        s.slot[k].setConstant(optimizer.template initial_slot_value<S>(k));
+      }
+    });
+    for (std::size_t k = 0; k < num_non_slots; ++k)
+      non_slot[k] = optimizer.template initial_non_slot_value<non_slot_scalar>(k);
+  }
+  OptimizerSlots(const OptimizerSlots&) = delete;
+  OptimizerSlots& operator=(const OptimizerSlots&) = delete;
+
+  /// The slots of variable V.
+  template <class V>
+  VariableSlots<V, num_slots>& slots_of() {
+    static_assert(type_index<V, vars>::value < num_vars,
+                  "hookfuse: this variable is not in the optimizer's graph");
+    return std::get<type_index<V, vars>::value>(slots_);
+  }
+
+  /// What Graph::backward and Graph::apply_unfused apply this step.
+  SlotUpdate<Opt, OptimizerSlots> bind(const Opt& optimizer) { return {optimizer, *this}; }
+  /// The optimizer can fold its update into the backward pass (SlotAccumulation), when
+  /// `fuse(optimizer)` says so at run time (Momentum: not with use_nesterov).
+  static constexpr bool fuses_into_slot = SlotUpdate<Opt, OptimizerSlots>::fuses_into_slot;
+  bool fuse(const Opt& optimizer) const {
+    if constexpr (fuses_into_slot) return optimizer.fusable();
+    else return false;
+  }
+  /// After every variable's update (TF's _finish: Adam's beta powers).
+  void finish(const Opt& optimizer) { optimizer.finish(non_slot); }
+
+  /// The slots ("<var>/<slot name>", the variable's dtype and TensorFlow shape), variable by
+  /// variable in tape order, then the non-slot scalars (rank 0, non_slot_scalar). No heap.
+  std::array<CheckpointVariable, num_checkpoint_variables> checkpoint_variables() {
+    std::array<CheckpointVariable, num_checkpoint_variables> out{};
+    std::size_t i = 0;
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      (add_slots<std::tuple_element_t<J, vars>>(out, i, std::make_index_sequence<num_slots>{}),
+       ...);
+    }(std::make_index_sequence<num_vars>{});
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      ((out[i++] = CheckpointVariable{non_slot_key<typename Opt::non_slot_names, K>.view(),
+                                      dtype_of<non_slot_scalar>(), VariableShape{},
+                                      static_cast<void*>(&non_slot[K])}),
+       ...);
+    }(std::make_index_sequence<num_non_slots>{});
+    return out;
+  }
+
+  /// The non-slot scalars, in non_slot_names order.
+  std::array<non_slot_scalar, num_non_slots> non_slot{};
+
+ private:
+  template <class V, std::size_t... K>
+  void add_slots(std::array<CheckpointVariable, num_checkpoint_variables>& out, std::size_t& i,
+                 std::index_sequence<K...>) {
+    auto& s = slots_of<V>();
+    VariableShape shape = shape_of<V>(s);
+    ((out[i++] = CheckpointVariable{slot_key<V, typename Opt::slot_names, K>.view(),
+                                    dtype_of<typename V::scalar>(), shape,
+                                    static_cast<void*>(s.slot[K].data())}),
+     ...);
+  }
+  template <class V>
+  static VariableShape shape_of(VariableSlots<V, num_slots>& s) {
+    VariableShape shape;
+    shape.rank = V::tf_rank;
+    if constexpr (num_slots > 0) {
+      const auto rows = static_cast<std::int64_t>(s.slot[0].rows());
+      const auto cols = static_cast<std::int64_t>(s.slot[0].cols());
+      if constexpr (V::tf_rank == 2) {
+        shape.dim_sizes[0] = rows;
+        shape.dim_sizes[1] = cols;
+      } else if constexpr (V::tf_rank == 1) {
+        shape.dim_sizes[0] = cols;
+      }
+    }
+    return shape;
+  }
+
+  typename slots_tuple<vars>::type slots_;
+};
+
+}  // namespace detail
+
+/// Every variable of a session's checkpoint with an optimizer's slots: the graph's Variables
+/// (tape order), the optimizer's slots and non-slot scalars (OptimizerSlots::
+/// checkpoint_variables), then "global_step". No heap.
+template <class GraphT, class Slots>
+auto checkpoint_variables(GraphT& graph, Slots& slots, GlobalStep& global_step) {
+  constexpr std::size_t n = num_variables_v<GraphT>;
+  constexpr std::size_t m = Slots::num_checkpoint_variables;
+  std::array<CheckpointVariable, n + m + 1> out{};
+  const auto vars = graph_variables(graph);
+  for (std::size_t i = 0; i < n; ++i) out[i] = vars[i];
+  if constexpr (m > 0) {
+    const auto extra = slots.checkpoint_variables();
+    for (std::size_t i = 0; i < m; ++i) out[n + i] = extra[i];
+  }
+  out[n + m] = detail::checkpoint_variable(global_step);
+  return out;
+}
+
+}  // namespace hookfuse
