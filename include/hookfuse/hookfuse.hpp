@@ -31,6 +31,7 @@
 #include "hookfuse/optim/momentum.hpp"
 #include "hookfuse/optim/optimizer.hpp"
 #include "hookfuse/optim/rmsprop.hpp"
+#include "hookfuse/optim/schedules.hpp"
 #include "hookfuse/optim/slots.hpp"
 #include "hookfuse/session/checkpoint_saver.hpp"
 #include "hookfuse/session/checkpoint_variables.hpp"
