@@ -193,3 +193,129 @@ TEST_CASE("LearningRateSchedulerHook: outside a session it has no optimizer",
   hf::SessionRunContext ctx(&step);
   CHECK_THROWS_AS(hook.before_run(ctx), std::logic_error);
 }
+
+// =============================================================================================
+// ReduceLROnPlateauHook
+// =============================================================================================
+
+namespace {
+/// Run t (from 0) feeds x = (*seq)[t] (so "probe" = "accuracy" = seq[t]) and y = 0.
+struct PlateauInput {
+  const std::vector<double>* seq;
+  double x = 0.0, y = 0.0;
+  std::size_t t = 0;
+  bool next() {
+    if (t >= seq->size()) return false;
+    x = (*seq)[t++];
+    return true;
+  }
+  hf::Index batch_size() const { return 1; }
+  template <class G>
+  void feed(G& g) {
+    g.template feed<"x">(&x, 1);
+    g.template feed<"y">(&y, 1);
+  }
+};
+}  // namespace
+
+TEST_CASE("ReduceLROnPlateauHook: Keras' wait counter, cooldown and min_lr on a known sequence",
+          "[hooks][plateau]") {
+  // Keras' ReduceLROnPlateau.on_epoch_end, by hand, with mode min, min_delta 0.25, patience 2,
+  // factor 0.5, cooldown 1, min_lr 2e-4, from lr 1e-3 (one check per run):
+  //  t  value  cooldown?        improved (v < best - 0.25)  wait  lr after
+  //  0  5.0                     yes (best inf -> 5)         0     1e-3
+  //  1  4.0                     yes (best 4)                0     1e-3
+  //  2  4.0                     no                          1     1e-3
+  //  3  4.5                     no                          2 -> reduce: 5e-4, cooldown 1, wait 0
+  //  4  4.2    1 -> 0, wait 0   no, not in cooldown now     1     5e-4
+  //  5  4.1                     no                          2 -> reduce: 2.5e-4, cooldown 1
+  //  6  3.0    1 -> 0, wait 0   yes (best 3)                0     2.5e-4
+  //  7  3.5                     no                          1     2.5e-4
+  //  8  3.5                     no                          2 -> max(1.25e-4, 2e-4) = 2e-4
+  //  9  3.9    1 -> 0           no                          1     2e-4
+  // 10  3.9                     no                          2, lr 2e-4 not > min_lr: kept
+  // 11  2.8                     no (2.8 >= 2.75)            3     2e-4
+  // 12  2.7                     yes (best 2.7)              0     2e-4
+  const std::vector<double> seq = {5.0, 4.0, 4.0, 4.5, 4.2, 4.1, 3.0, 3.5, 3.5, 3.9, 3.9, 2.8, 2.7};
+  const std::array<double, 13> lr = {1e-3,   1e-3,   1e-3,   5e-4, 5e-4, 2.5e-4, 2.5e-4,
+                                     2.5e-4, 2e-4,   2e-4,   2e-4, 2e-4, 2e-4};
+  const std::array<std::int64_t, 13> wait = {0, 0, 1, 0, 1, 0, 0, 1, 0, 1, 2, 3, 0};
+  std::vector<Line> lines;
+  Model m;
+  using Hook = hf::ReduceLROnPlateauHook<"probe", CapturingLogger>;
+  hf::MonitoredTrainingSession s(
+      hf::GradientDescentOptimizer(1e-3).minimize(m.loss(), m.gs), PlateauInput{&seq},
+      hf::hooks(Hook({.factor = 0.5, .patience = 2, .mode = hf::MonitorMode::min,
+                      .min_delta = 0.25, .cooldown = 1, .min_lr = 2e-4},
+                     CapturingLogger{&lines})),
+      m.probe());
+  for (std::size_t t = 0; t < seq.size(); ++t) {
+    INFO("run " << t);
+    s.run();
+    CHECK(s.optimizer().learning_rate() == Approx(lr[t]).epsilon(1e-12));
+    CHECK(s.hook<0>().wait() == wait[t]);
+  }
+  CHECK(s.hook<0>().best() == 2.7);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0].text == "Step 4: ReduceLROnPlateau reducing learning rate to 0.0005.");
+  CHECK(lines[1].text == "Step 6: ReduceLROnPlateau reducing learning rate to 0.00025.");
+  CHECK(lines[2].text == "Step 9: ReduceLROnPlateau reducing learning rate to 0.0002.");
+  CHECK(lines[0].severity == hf::Severity::info);
+}
+
+TEST_CASE("ReduceLROnPlateauHook: every_n_iter checks only runs n, 2n, ...; mode auto on 'acc'",
+          "[hooks][plateau]") {
+  // "accuracy" contains "acc": higher is better. every_n_iter 2 checks runs t = 1, 3, 5, 7; the
+  // 9.0 of the other runs would each be an improvement if they were looked at.
+  // Checks: 0.5 (best), 0.6 (best), 0.6 (not > 0.6: wait 1 = patience -> 0.1 * 0.1 at step 6),
+  // 0.55 (wait 1 -> 0.001 at step 8).
+  const std::vector<double> seq = {9.0, 0.5, 9.0, 0.6, 9.0, 0.6, 9.0, 0.55};
+  const std::array<double, 8> lr = {0.1, 0.1, 0.1, 0.1, 0.1, 0.01, 0.01, 0.001};
+  std::vector<Line> lines;
+  Model m;
+  auto accuracy = hf::named<"accuracy">(hf::reduce_sum(m.x));
+  hf::MonitoredTrainingSession s(
+      hf::GradientDescentOptimizer(0.1).minimize(m.loss(), m.gs), PlateauInput{&seq},
+      hf::hooks(hf::ReduceLROnPlateauHook<"accuracy", CapturingLogger>(
+          {.patience = 1, .min_delta = 0.0, .every_n_iter = 2}, CapturingLogger{&lines})),
+      accuracy);
+  CHECK(s.hook<0>().maximize());
+  for (std::size_t t = 0; t < seq.size(); ++t) {
+    INFO("run " << t);
+    s.run();
+    CHECK(s.optimizer().learning_rate() == Approx(lr[t]).epsilon(1e-12));
+  }
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].text == "Step 6: ReduceLROnPlateau reducing learning rate to 0.01.");
+  CHECK(lines[1].text == "Step 8: ReduceLROnPlateau reducing learning rate to 0.001.");
+}
+
+TEST_CASE("ReduceLROnPlateauHook: requests its tensor only on the runs it checks",
+          "[hooks][plateau]") {
+  hf::ReduceLROnPlateauHook<"loss", hf::NullLogger> hook({.every_n_iter = 3});
+  std::int64_t step = 0;
+  hf::SessionRunContext ctx(&step);
+  std::vector<bool> active;
+  for (int i = 0; i < 7; ++i) active.push_back(hook.before_run(ctx).active);
+  CHECK(active == std::vector<bool>{false, false, true, false, false, true, false});
+  hf::ReduceLROnPlateauHook<"loss", hf::NullLogger> every;
+  CHECK(every.before_run(ctx).active);
+  CHECK(every.before_run(ctx).active);
+}
+
+TEST_CASE("ReduceLROnPlateauHook: mode and argument checks", "[hooks][plateau]") {
+  using hf::MonitorMode;
+  CHECK_FALSE(hf::ReduceLROnPlateauHook<"loss", hf::NullLogger>().maximize());
+  CHECK(hf::ReduceLROnPlateauHook<"val_acc", hf::NullLogger>().maximize());
+  CHECK_FALSE(hf::ReduceLROnPlateauHook<"accuracy", hf::NullLogger>({.mode = MonitorMode::min}).maximize());
+  CHECK(hf::ReduceLROnPlateauHook<"loss", hf::NullLogger>({.mode = MonitorMode::max}).maximize());
+  CHECK(hf::ReduceLROnPlateauHook<"loss", hf::NullLogger>().best() == INFINITY);
+  using H = hf::ReduceLROnPlateauHook<"loss", hf::NullLogger>;
+  CHECK_THROWS_WITH(H({.factor = 1.0}), "ReduceLROnPlateau does not support a factor >= 1.0.");
+  CHECK_THROWS_WITH(H({.factor = -0.5}), Catch::Contains("factor must be >= 0"));
+  CHECK_THROWS_WITH(H({.patience = -1}), Catch::Contains("patience"));
+  CHECK_THROWS_WITH(H({.cooldown = -1}), Catch::Contains("cooldown"));
+  CHECK_THROWS_WITH(H({.min_delta = -1e-3}), Catch::Contains("min_delta"));
+  CHECK_THROWS_WITH(H({.min_lr = NAN}), Catch::Contains("min_lr"));
+  CHECK_THROWS_WITH(H({.every_n_iter = 0}), Catch::Contains("every_n_iter must be > 0"));
+}
