@@ -77,7 +77,7 @@ TEST_CASE("Steps with the schedule and Keras-style hooks allocate nothing", "[al
             ReduceLROnPlateauHook<"accuracy", CountingLogger>(
                 {.factor = 0.5, .patience = 1, .min_delta = 10.0, .every_n_iter = 2},
                 CountingLogger{&lines}),
-            TerminateOnNonFiniteHook<"loss", CountingLogger>(CountingLogger{&lines}),
+            TerminateOnNonFiniteHook<"loss", CountingLogger>({}, CountingLogger{&lines}),
             TimerStopHook<Fake, CountingLogger>({.seconds = 1e6}, Fake{&clock},
                                                 CountingLogger{&lines})),
       acc);

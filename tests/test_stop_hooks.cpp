@@ -68,7 +68,7 @@ TEST_CASE("TerminateOnNonFiniteHook: stops after the run whose loss is NaN", "[h
   hookfuse_test::LrModel m;
   hf::MonitoredTrainingSession s(
       m.train_op(), SpikeInput{.nan_at = 5},
-      hf::hooks(hf::TerminateOnNonFiniteHook<"loss", CapturingLogger>(CapturingLogger{&lines})));
+      hf::hooks(hf::TerminateOnNonFiniteHook<"loss", CapturingLogger>({}, CapturingLogger{&lines})));
   CHECK(run_until_stop(s) == 5);
   CHECK(s.global_step() == 5);
   CHECK(s.hook<0>().terminated_at() == std::optional<std::int64_t>(4));
@@ -88,8 +88,8 @@ TEST_CASE("TerminateOnNonFiniteHook: +Inf and -Inf stop too; NanTensorHook lets 
     // loss = y^2 = +Inf for y = +-Inf; "accuracy" = mean(x) = -Inf in the negative case.
     hf::MonitoredTrainingSession s(
         m.train_op(), SpikeInput{.inf_at = 3, .negative_inf = negative},
-        hf::hooks(hf::TerminateOnNonFiniteHook<"loss", CapturingLogger>(CapturingLogger{&lines}),
-                  hf::TerminateOnNonFiniteHook<"accuracy", CapturingLogger>(CapturingLogger{&lines})),
+        hf::hooks(hf::TerminateOnNonFiniteHook<"loss", CapturingLogger>({}, CapturingLogger{&lines}),
+                  hf::TerminateOnNonFiniteHook<"accuracy", CapturingLogger>({}, CapturingLogger{&lines})),
         m.accuracy());
     CHECK(run_until_stop(s) == 3);
     CHECK(s.global_step() == 3);
@@ -107,6 +107,24 @@ TEST_CASE("TerminateOnNonFiniteHook: +Inf and -Inf stop too; NanTensorHook lets 
   for (int i = 0; i < 3; ++i) s.run();
   CHECK(s.fetch<"loss">().item() == std::numeric_limits<double>::infinity());
   CHECK_FALSE(s.should_stop());
+}
+
+TEST_CASE("TerminateOnNonFiniteHook: raise_error throws RuntimeError with Keras' message",
+          "[hooks][non_finite]") {
+  std::vector<Line> lines;
+  hookfuse_test::LrModel m;
+  hf::MonitoredTrainingSession s(
+      m.train_op(), SpikeInput{.inf_at = 2},
+      hf::hooks(hf::TerminateOnNonFiniteHook<"loss", CapturingLogger>({.raise_error = true},
+                                                                     CapturingLogger{&lines})));
+  s.run();
+  // Keras: RuntimeError(f"NaN or Inf loss encountered at batch {batch}. Loss value: {loss}. "
+  //                     "Terminating training immediately.")
+  CHECK_THROWS_MATCHES(s.run(), hf::RuntimeError,
+                       Catch::Message("NaN or Inf loss encountered at batch 1. Loss value: inf. "
+                                      "Terminating training immediately."));
+  CHECK(lines.empty());
+  CHECK(s.hook<0>().terminated_at() == std::optional<std::int64_t>(1));
 }
 
 TEST_CASE("TerminateOnNonFiniteHook: finite losses never stop", "[hooks][non_finite]") {

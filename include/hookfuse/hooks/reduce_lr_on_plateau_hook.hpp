@@ -28,7 +28,7 @@ namespace hookfuse {
 ///   - otherwise the counter grows; when it reaches patience and lr > min_lr, the rate becomes
 ///     max(lr * factor, min_lr), the counter restarts and the cooldown begins; the line
 ///     "Step <global step>: ReduceLROnPlateau reducing learning rate to <lr, %g>." is logged
-///     at INFO (Keras prints "Epoch %05d: ..." with verbose=1).
+///     at INFO (Keras prints "Epoch <n>: ..." with verbose=1).
 /// mode automatic is max when the name contains "acc", as Keras' "auto".
 /// On the runs between checks it fetches nothing (SessionRunArgs::none()), so a metric outside
 /// the loss's graph is not computed. Unlike Keras, the value checked is the fetched value of
