@@ -47,7 +47,8 @@ struct PreallocatedInput {
 
 }  // namespace
 
-TEST_CASE("Steps with the schedule and Keras-style hooks allocate nothing", "[alloc][lr_schedule]") {
+TEST_CASE("Steps with the schedule and Keras-style hooks allocate nothing",
+          "[alloc][lr_schedule]") {
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
   std::uniform_int_distribution<std::int32_t> label(0, 4);

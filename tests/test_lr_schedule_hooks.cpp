@@ -1,8 +1,7 @@
 // tests/test_lr_schedule_hooks.cpp: LearningRateSchedulerHook and ReduceLROnPlateauHook in real
 // sessions, against SGD trajectories and plateau decisions computed by hand in each test.
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -24,7 +23,9 @@ struct Line {
 /// Stores every line in a vector owned by the test (hooks are copied into the session).
 struct CapturingLogger {
   std::vector<Line>* lines;
-  void log(hf::Severity s, std::string_view text) const { lines->push_back({s, std::string(text)}); }
+  void log(hf::Severity s, std::string_view text) const {
+    lines->push_back({s, std::string(text)});
+  }
 };
 
 /// One-feature linear regression in double: loss = mean((W x + b - y)^2), W = 0.5, b = -0.25 at
@@ -99,7 +100,8 @@ TEST_CASE("LearningRateSchedulerHook: the step with global step s trains with sc
     Model m;
     hf::MonitoredTrainingSession s(
         hf::GradientDescentOptimizer(1.0).minimize(m.loss(), m.gs), SequenceInput{},
-        hf::hooks(hf::LearningRateSchedulerHook(hf::piecewise_constant({1, 3}, {0.1, 0.05, 0.01}))));
+        hf::hooks(
+            hf::LearningRateSchedulerHook(hf::piecewise_constant({1, 3}, {0.1, 0.05, 0.01}))));
     STATIC_REQUIRE(decltype(s)::update_fused<"W">);
     for (int i = 0; i < 6; ++i) s.run();
     CHECK(m.W.value(0, 0) == Approx(want[0]).epsilon(1e-12));
@@ -111,8 +113,8 @@ TEST_CASE("LearningRateSchedulerHook: the step with global step s trains with sc
     Model m;
     hf::MonitoredTrainingSession s(
         hf::GradientDescentOptimizer(1.0).minimize(m.loss(), m.gs), SequenceInput{},
-        hf::hooks(ReadsGradientOfW{},
-                  hf::LearningRateSchedulerHook(hf::piecewise_constant({1, 3}, {0.1, 0.05, 0.01}))));
+        hf::hooks(ReadsGradientOfW{}, hf::LearningRateSchedulerHook(
+                                          hf::piecewise_constant({1, 3}, {0.1, 0.05, 0.01}))));
     STATIC_REQUIRE_FALSE(decltype(s)::update_fused<"W">);
     for (int i = 0; i < 6; ++i) s.run();
     CHECK(m.W.value(0, 0) == Approx(want[0]).epsilon(1e-12));
@@ -151,7 +153,8 @@ TEST_CASE("LearningRateSchedulerHook: drives a slot optimizer (Momentum) too",
   Model m;
   auto schedule = [](std::int64_t s) { return 0.1 / static_cast<double>(s + 1); };
   hf::MonitoredTrainingSession s(hf::MomentumOptimizer(1.0, 0.9).minimize(m.loss(), m.gs),
-                                 SequenceInput{}, hf::hooks(hf::LearningRateSchedulerHook(schedule)));
+                                 SequenceInput{},
+                                 hf::hooks(hf::LearningRateSchedulerHook(schedule)));
   for (int i = 0; i < 4; ++i) s.run();
   CHECK(m.W.value(0, 0) == Approx(W).epsilon(1e-12));
   CHECK(m.b.value(0, 0) == Approx(b).epsilon(1e-12));
@@ -237,18 +240,22 @@ TEST_CASE("ReduceLROnPlateauHook: Keras' wait counter, cooldown and min_lr on a 
   // 11  2.8                     no (2.8 >= 2.75)            3     2e-4
   // 12  2.7                     yes (best 2.7)              0     2e-4
   const std::vector<double> seq = {5.0, 4.0, 4.0, 4.5, 4.2, 4.1, 3.0, 3.5, 3.5, 3.9, 3.9, 2.8, 2.7};
-  const std::array<double, 13> lr = {1e-3,   1e-3,   1e-3,   5e-4, 5e-4, 2.5e-4, 2.5e-4,
-                                     2.5e-4, 2e-4,   2e-4,   2e-4, 2e-4, 2e-4};
+  const std::array<double, 13> lr = {1e-3,   1e-3, 1e-3, 5e-4, 5e-4, 2.5e-4, 2.5e-4,
+                                     2.5e-4, 2e-4, 2e-4, 2e-4, 2e-4, 2e-4};
   const std::array<std::int64_t, 13> wait = {0, 0, 1, 0, 1, 0, 0, 1, 0, 1, 2, 3, 0};
   std::vector<Line> lines;
   Model m;
   using Hook = hf::ReduceLROnPlateauHook<"probe", CapturingLogger>;
-  hf::MonitoredTrainingSession s(
-      hf::GradientDescentOptimizer(1e-3).minimize(m.loss(), m.gs), PlateauInput{&seq},
-      hf::hooks(Hook({.factor = 0.5, .patience = 2, .mode = hf::MonitorMode::min,
-                      .min_delta = 0.25, .cooldown = 1, .min_lr = 2e-4},
-                     CapturingLogger{&lines})),
-      m.probe());
+  hf::MonitoredTrainingSession s(hf::GradientDescentOptimizer(1e-3).minimize(m.loss(), m.gs),
+                                 PlateauInput{&seq},
+                                 hf::hooks(Hook({.factor = 0.5,
+                                                 .patience = 2,
+                                                 .mode = hf::MonitorMode::min,
+                                                 .min_delta = 0.25,
+                                                 .cooldown = 1,
+                                                 .min_lr = 2e-4},
+                                                CapturingLogger{&lines})),
+                                 m.probe());
   for (std::size_t t = 0; t < seq.size(); ++t) {
     INFO("run " << t);
     s.run();
@@ -307,7 +314,8 @@ TEST_CASE("ReduceLROnPlateauHook: mode and argument checks", "[hooks][plateau]")
   using hf::MonitorMode;
   CHECK_FALSE(hf::ReduceLROnPlateauHook<"loss", hf::NullLogger>().maximize());
   CHECK(hf::ReduceLROnPlateauHook<"val_acc", hf::NullLogger>().maximize());
-  CHECK_FALSE(hf::ReduceLROnPlateauHook<"accuracy", hf::NullLogger>({.mode = MonitorMode::min}).maximize());
+  CHECK_FALSE(
+      hf::ReduceLROnPlateauHook<"accuracy", hf::NullLogger>({.mode = MonitorMode::min}).maximize());
   CHECK(hf::ReduceLROnPlateauHook<"loss", hf::NullLogger>({.mode = MonitorMode::max}).maximize());
   CHECK(hf::ReduceLROnPlateauHook<"loss", hf::NullLogger>().best() == INFINITY);
   using H = hf::ReduceLROnPlateauHook<"loss", hf::NullLogger>;

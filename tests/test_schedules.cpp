@@ -1,8 +1,7 @@
 // tests/test_schedules.cpp: the learning-rate schedules (optim/schedules.hpp) at exact steps,
 // against hand computations written here from TensorFlow's documented formulas.
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -73,11 +72,13 @@ TEST_CASE("piecewise_constant: x <= b0 -> v0, b0 < x <= b1 -> v1, x > b1 -> v2",
   CHECK(s(-3) == exact(1.0));
 
   // Constructed from std::array, and the Keras name with class template argument deduction.
-  const hf::PiecewiseConstantDecay k(std::array<std::int64_t, 1>{10}, std::array<double, 2>{0.2, 0.02});
+  const hf::PiecewiseConstantDecay k(std::array<std::int64_t, 1>{10},
+                                     std::array<double, 2>{0.2, 0.02});
   CHECK(k(10) == exact(0.2));
   CHECK(k(11) == exact(0.02));
   // No boundary: one value for every step.
-  const hf::PiecewiseConstantDecay<0> constant(std::array<std::int64_t, 0>{}, std::array<double, 1>{0.3});
+  const hf::PiecewiseConstantDecay<0> constant(std::array<std::int64_t, 0>{},
+                                               std::array<double, 1>{0.3});
   CHECK(constant(0) == exact(0.3));
   CHECK(constant(1'000'000) == exact(0.3));
   // Stored in the object: nothing on the heap.
@@ -130,7 +131,8 @@ TEST_CASE("linear_warmup: warmup_lr to schedule(warmup_steps) linearly, then the
   //   lr = warmup_lr + step / warmup_steps * (schedule(warmup_steps) - warmup_lr);
   // else schedule(step) (not shifted).
   const auto s = hf::linear_warmup(hf::cosine_decay(0.1, 100), 10, 0.0);
-  // schedule(10) = 0.05 * (1 + cos(pi / 10)) = 0.05 * (1 + 0.9510565162951535) = 0.09755282581475767
+  // schedule(10) = 0.05 * (1 + cos(pi / 10)) = 0.05 * (1 + 0.9510565162951535) =
+  // 0.09755282581475767
   const double at10 = 0.09755282581475767;
   CHECK(s(0) == exact(0.0));
   CHECK(s(1) == Approx(at10 / 10).epsilon(1e-14));

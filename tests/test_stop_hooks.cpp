@@ -1,7 +1,6 @@
 // tests/test_stop_hooks.cpp: TerminateOnNonFiniteHook (Keras TerminateOnNaN) and TimerStopHook
 // (tfa TimeStopping) at exact steps, with a fake clock (no sleeps).
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <hookfuse/hookfuse.hpp>
@@ -24,7 +23,9 @@ struct Line {
 };
 struct CapturingLogger {
   std::vector<Line>* lines;
-  void log(hf::Severity s, std::string_view text) const { lines->push_back({s, std::string(text)}); }
+  void log(hf::Severity s, std::string_view text) const {
+    lines->push_back({s, std::string(text)});
+  }
 };
 
 /// Run i (from 1) feeds x = 1, y = 1, except x = NaN at run nan_at and y = +Inf (or -Inf when
@@ -63,12 +64,13 @@ int run_until_stop(Session& session, int max_runs = 1000) {
 
 }  // namespace
 
-TEST_CASE("TerminateOnNonFiniteHook: stops after the run whose loss is NaN", "[hooks][non_finite]") {
+TEST_CASE("TerminateOnNonFiniteHook: stops after the run whose loss is NaN",
+          "[hooks][non_finite]") {
   std::vector<Line> lines;
   hookfuse_test::LrModel m;
-  hf::MonitoredTrainingSession s(
-      m.train_op(), SpikeInput{.nan_at = 5},
-      hf::hooks(hf::TerminateOnNonFiniteHook<"loss", CapturingLogger>({}, CapturingLogger{&lines})));
+  hf::MonitoredTrainingSession s(m.train_op(), SpikeInput{.nan_at = 5},
+                                 hf::hooks(hf::TerminateOnNonFiniteHook<"loss", CapturingLogger>(
+                                     {}, CapturingLogger{&lines})));
   CHECK(run_until_stop(s) == 5);
   CHECK(s.global_step() == 5);
   CHECK(s.hook<0>().terminated_at() == std::optional<std::int64_t>(4));
@@ -88,8 +90,9 @@ TEST_CASE("TerminateOnNonFiniteHook: +Inf and -Inf stop too; NanTensorHook lets 
     // loss = y^2 = +Inf for y = +-Inf; "accuracy" = mean(x) = -Inf in the negative case.
     hf::MonitoredTrainingSession s(
         m.train_op(), SpikeInput{.inf_at = 3, .negative_inf = negative},
-        hf::hooks(hf::TerminateOnNonFiniteHook<"loss", CapturingLogger>({}, CapturingLogger{&lines}),
-                  hf::TerminateOnNonFiniteHook<"accuracy", CapturingLogger>({}, CapturingLogger{&lines})),
+        hf::hooks(
+            hf::TerminateOnNonFiniteHook<"loss", CapturingLogger>({}, CapturingLogger{&lines}),
+            hf::TerminateOnNonFiniteHook<"accuracy", CapturingLogger>({}, CapturingLogger{&lines})),
         m.accuracy());
     CHECK(run_until_stop(s) == 3);
     CHECK(s.global_step() == 3);
@@ -113,10 +116,9 @@ TEST_CASE("TerminateOnNonFiniteHook: raise_error throws RuntimeError with Keras'
           "[hooks][non_finite]") {
   std::vector<Line> lines;
   hookfuse_test::LrModel m;
-  hf::MonitoredTrainingSession s(
-      m.train_op(), SpikeInput{.inf_at = 2},
-      hf::hooks(hf::TerminateOnNonFiniteHook<"loss", CapturingLogger>({.raise_error = true},
-                                                                     CapturingLogger{&lines})));
+  hf::MonitoredTrainingSession s(m.train_op(), SpikeInput{.inf_at = 2},
+                                 hf::hooks(hf::TerminateOnNonFiniteHook<"loss", CapturingLogger>(
+                                     {.raise_error = true}, CapturingLogger{&lines})));
   s.run();
   // Keras: RuntimeError(f"NaN or Inf loss encountered at batch {batch}. Loss value: {loss}. "
   //                     "Terminating training immediately.")
@@ -145,14 +147,16 @@ using Fake = hf::ClockRef<hf::FakeClock>;
 using Timer = hf::TimerStopHook<Fake, CapturingLogger>;
 }  // namespace
 
-TEST_CASE("TimerStopHook: stops after the first run that ends past the budget", "[hooks][timer_stop]") {
+TEST_CASE("TimerStopHook: stops after the first run that ends past the budget",
+          "[hooks][timer_stop]") {
   // Session created at t = 100; each run takes 1 s (the test advances the clock before it):
   // run k ends at 100 + k; 3.5 s are reached after run 4 (4 >= 3.5; 3 < 3.5).
   hf::FakeClock clock{100.0};
   std::vector<Line> lines;
   hookfuse_test::LrModel m(10);
-  hf::MonitoredTrainingSession s(m.train_op(), SpikeInput{},
-                                 hf::hooks(Timer({.seconds = 3.5}, Fake{&clock}, CapturingLogger{&lines})));
+  hf::MonitoredTrainingSession s(
+      m.train_op(), SpikeInput{},
+      hf::hooks(Timer({.seconds = 3.5}, Fake{&clock}, CapturingLogger{&lines})));
   int runs = 0;
   while (!s.should_stop() && runs < 100) {
     clock.advance(1.0);
@@ -186,9 +190,10 @@ TEST_CASE("TimerStopHook: every_n_iter reads the clock on runs n, 2n, ... only",
   CHECK(s.global_step() == 6);
 }
 
-TEST_CASE("TimerStopHook: the clock starts when the session is created; a zero budget stops "
-          "after one run",
-          "[hooks][timer_stop]") {
+TEST_CASE(
+    "TimerStopHook: the clock starts when the session is created; a zero budget stops "
+    "after one run",
+    "[hooks][timer_stop]") {
   hf::FakeClock clock;
   std::vector<Line> lines;
   Timer hook({.seconds = 2.0}, Fake{&clock}, CapturingLogger{&lines});
@@ -203,14 +208,17 @@ TEST_CASE("TimerStopHook: the clock starts when the session is created; a zero b
   CHECK(s.global_step() == 2);
 
   hookfuse_test::LrModel m0;
-  hf::MonitoredTrainingSession zero(m0.train_op(), SpikeInput{},
-                                    hf::hooks(Timer({.seconds = 0.0}, Fake{&clock}, CapturingLogger{&lines})));
+  hf::MonitoredTrainingSession zero(
+      m0.train_op(), SpikeInput{},
+      hf::hooks(Timer({.seconds = 0.0}, Fake{&clock}, CapturingLogger{&lines})));
   zero.run();
   CHECK(zero.should_stop());
 
   CHECK_THROWS_WITH(Timer({.seconds = -1.0}, Fake{&clock}, CapturingLogger{&lines}),
                     Catch::Contains("seconds must be finite and >= 0"));
-  CHECK_THROWS_AS(Timer({.seconds = NAN}, Fake{&clock}, CapturingLogger{&lines}), std::invalid_argument);
-  CHECK_THROWS_WITH(Timer({.seconds = 1.0, .every_n_iter = 0}, Fake{&clock}, CapturingLogger{&lines}),
-                    Catch::Contains("every_n_iter must be > 0"));
+  CHECK_THROWS_AS(Timer({.seconds = NAN}, Fake{&clock}, CapturingLogger{&lines}),
+                  std::invalid_argument);
+  CHECK_THROWS_WITH(
+      Timer({.seconds = 1.0, .every_n_iter = 0}, Fake{&clock}, CapturingLogger{&lines}),
+      Catch::Contains("every_n_iter must be > 0"));
 }

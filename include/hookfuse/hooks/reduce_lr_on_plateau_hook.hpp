@@ -52,8 +52,7 @@ class ReduceLROnPlateauHook {
   explicit ReduceLROnPlateauHook(Options options = {}, L logger = L{})
       : o_(options), maximize_(maximizes(options.mode, Monitor.view())), logger_(logger) {
     if (!(o_.factor < 1.0))
-      detail::fail<std::invalid_argument>(
-          "ReduceLROnPlateau does not support a factor >= 1.0.");
+      detail::fail<std::invalid_argument>("ReduceLROnPlateau does not support a factor >= 1.0.");
     if (!(o_.factor >= 0.0))
       detail::fail<std::invalid_argument>("ReduceLROnPlateauHook: factor must be >= 0");
     if (o_.patience < 0)
@@ -94,8 +93,8 @@ class ReduceLROnPlateauHook {
       --cooldown_counter_;
       wait_ = 0;
     }
-    const bool improved = maximize_ ? current > best_ + o_.min_delta
-                                    : current < best_ - o_.min_delta;
+    const bool improved =
+        maximize_ ? current > best_ + o_.min_delta : current < best_ - o_.min_delta;
     if (improved) {
       best_ = current;
       wait_ = 0;

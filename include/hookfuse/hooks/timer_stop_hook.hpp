@@ -33,7 +33,9 @@ class TimerStopHook {
   };
 
   explicit TimerStopHook(Options options, C clock = C{}, L logger = L{})
-      : seconds_(options.seconds), every_n_iter_(options.every_n_iter), clock_(clock),
+      : seconds_(options.seconds),
+        every_n_iter_(options.every_n_iter),
+        clock_(clock),
         logger_(logger) {
     if (!(seconds_ >= 0.0) || !std::isfinite(seconds_))
       detail::fail<std::invalid_argument>("TimerStopHook: seconds must be finite and >= 0");

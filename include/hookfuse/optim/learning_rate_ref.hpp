@@ -19,7 +19,9 @@ class LearningRateRef {
   template <Optimizer O>
   explicit LearningRateRef(O& optimizer)
       : optimizer_(&optimizer),
-        get_([](const void* o) { return static_cast<double>(static_cast<const O*>(o)->learning_rate()); }),
+        get_([](const void* o) {
+          return static_cast<double>(static_cast<const O*>(o)->learning_rate());
+        }),
         set_([](void* o, double lr) { static_cast<O*>(o)->set_learning_rate(lr); }) {}
 
   bool bound() const { return optimizer_ != nullptr; }

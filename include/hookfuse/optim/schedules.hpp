@@ -48,8 +48,7 @@ class ExponentialDecay {
     if (!std::isfinite(learning_rate))
       detail::fail<std::invalid_argument>("exponential_decay: learning_rate must be finite");
     if (!std::isfinite(decay_rate) || decay_rate < 0.0)
-      detail::fail<std::invalid_argument>(
-          "exponential_decay: decay_rate must be finite and >= 0");
+      detail::fail<std::invalid_argument>("exponential_decay: decay_rate must be finite and >= 0");
   }
 
   double operator()(std::int64_t global_step) const {
@@ -85,9 +84,12 @@ class PiecewiseConstantDecay {
       : boundaries_(boundaries), values_(values) {
     check();
   }
+  // A template on K (== N) so that PiecewiseConstantDecay<0> declares no zero-length array.
+  // clang-format off
   template <std::size_t K, std::size_t M>
     requires(K == N)
   PiecewiseConstantDecay(const std::int64_t (&boundaries)[K], const double (&values)[M]) {
+    // clang-format on
     static_assert(M == N + 1,
                   "hookfuse: piecewise_constant needs one more value than boundaries "
                   "(values.size() == boundaries.size() + 1)");
@@ -122,8 +124,7 @@ class PiecewiseConstantDecay {
 };
 
 template <std::size_t N, std::size_t M>
-PiecewiseConstantDecay(const std::int64_t (&)[N], const double (&)[M])
-    -> PiecewiseConstantDecay<N>;
+PiecewiseConstantDecay(const std::int64_t (&)[N], const double (&)[M]) -> PiecewiseConstantDecay<N>;
 template <std::size_t N, std::size_t M>
 PiecewiseConstantDecay(const std::array<std::int64_t, N>&, const std::array<double, M>&)
     -> PiecewiseConstantDecay<N>;
