@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "hookfuse/config.hpp"
@@ -61,6 +62,7 @@ class LearningRateSchedulerHook {
 
  private:
   void log(std::int64_t step, double lr) {
+    if constexpr (std::is_same_v<L, NullLogger>) return;  // no line to format
     char line[HOOKFUSE_LOG_LINE_CAPACITY];
     char* out = line;
     char* const end = line + sizeof line;

@@ -7,6 +7,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string_view>
+#include <type_traits>
 
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/format.hpp"
@@ -135,6 +136,7 @@ class ReduceLROnPlateauHook {
   }
 
   void log(std::int64_t step, double lr) {
+    if constexpr (std::is_same_v<L, NullLogger>) return;  // no line to format
     char line[HOOKFUSE_LOG_LINE_CAPACITY];
     char* out = line;
     char* const end = line + sizeof line;
