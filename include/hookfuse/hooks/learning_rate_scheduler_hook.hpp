@@ -28,8 +28,15 @@ namespace hookfuse {
 /// `verbose`, logs "Step <global step>: LearningRateScheduler setting learning rate to <lr>."
 /// (printf %g) at INFO whenever the rate changes (Keras logs every epoch). A non-finite rate
 /// from the schedule throws std::invalid_argument (Keras: ValueError) before the step runs.
-template <LearningRateSchedule S, Logger L = StderrLogger>
+template <class S, Logger L = StderrLogger>
 class LearningRateSchedulerHook {
+  static_assert(LearningRateSchedule<S>,
+                "hookfuse: LearningRateSchedulerHook needs a schedule, a callable "
+                "schedule(std::int64_t global_step) returning the learning rate "
+                "(hookfuse/optim/schedules.hpp: exponential_decay, piecewise_constant, "
+                "cosine_decay, linear_warmup, or a lambda); a constant rate is the optimizer's "
+                "own learning_rate");
+
  public:
   struct Options {
     bool verbose = false;
