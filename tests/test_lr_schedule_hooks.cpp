@@ -327,3 +327,16 @@ TEST_CASE("ReduceLROnPlateauHook: mode and argument checks", "[hooks][plateau]")
   CHECK_THROWS_WITH(H({.min_lr = NAN}), Catch::Contains("min_lr"));
   CHECK_THROWS_WITH(H({.every_n_iter = 0}), Catch::Contains("every_n_iter must be > 0"));
 }
+
+TEST_CASE("ReduceLROnPlateauHook: a non-scalar monitored tensor is refused at a check",
+          "[hooks][plateau]") {
+  // A [1, 2] value handed to after_run as the session would.
+  hf::ReduceLROnPlateauHook<"t", hf::NullLogger> hook;
+  const double v[2] = {1.0, 2.0};
+  hf::SessionRunValues<"t"> values{};
+  values.results[0] = hf::TensorValue{v, 1, 2, 2, 1, hf::DType::float64};
+  std::int64_t step = 0;
+  hf::SessionRunContext ctx(&step);
+  REQUIRE(hook.before_run(ctx).active);
+  CHECK_THROWS_WITH(hook.after_run(ctx, values), Catch::Contains("must be a scalar ([1, 1])"));
+}

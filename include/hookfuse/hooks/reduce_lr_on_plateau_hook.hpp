@@ -36,7 +36,8 @@ namespace hookfuse {
 /// that run, not an average over the runs since the previous check.
 /// The optimizer is reached in after_create_session through session.optimizer(). Throws
 /// std::invalid_argument for factor >= 1 (Keras' message) or < 0, patience, cooldown < 0,
-/// min_delta, min_lr negative or not finite, every_n_iter <= 0.
+/// min_delta, min_lr negative or not finite, every_n_iter <= 0, and, at a check, when the
+/// monitored tensor is not a scalar.
 template <fixed_string Monitor = "loss", Logger L = StderrLogger>
 class ReduceLROnPlateauHook {
  public:
@@ -85,7 +86,13 @@ class ReduceLROnPlateauHook {
   }
 
   void after_run(SessionRunContext& ctx, const SessionRunValues<Monitor>& values) {
-    if (check_) update(values.template get<Monitor>().item(), ctx.global_step());
+    if (!check_) return;
+    const TensorValue& t = values.template get<Monitor>();
+    if (t.rows != 1 || t.cols != 1)
+      detail::fail<std::invalid_argument>(
+          "ReduceLROnPlateauHook: the monitored tensor must be a scalar ([1, 1]), as Keras' "
+          "monitored metric");
+    update(t.item(), ctx.global_step());
   }
 
   /// One check of the monitored value (Keras' on_epoch_end); `global_step` is for the log line.
