@@ -42,3 +42,8 @@ if(HOOKFUSE_BUILD_TESTS)
   set_tests_properties(example.fashion_mnist_summaries PROPERTIES LABELS example
                        SKIP_RETURN_CODE 77 TIMEOUT 300)
 endif()
+# --lr_schedule cosine: cosine_decay(0.1, 300, alpha 0.01) ends at 0.1 * (0.99 * 0.5 * (1 +
+# cos(pi * 299 / 300)) + 0.01) = 0.0010027 for the last step (global step 299).
+hookfuse_add_example_test(NAME example.fashion_mnist_cosine TARGET fashion_mnist
+                          ARGS --lr_schedule cosine --max_steps 300 --batch_size 32
+                          PASS_REGULAR_EXPRESSION "lr_schedule: cosine\n.*global_step: 300\nfinal_learning_rate: 0\\.0010027[0-9]*\n.*test_accuracy: 0\\.[6-9]")

@@ -11,6 +11,13 @@
 //     # --optimizer momentum: tf.train.MomentumOptimizer(lr, 0.9); adam: AdamOptimizer(lr);
 //     # rmsprop: RMSPropOptimizer(lr); adagrad: AdagradOptimizer(lr). Default --learning_rate:
 //     # 0.1 (sgd, adagrad), 0.01 (momentum), 0.001 (adam, rmsprop).
+//     # --lr_schedule: the learning rate as a decayed tensor of global_step (lr = the rate
+//     # above, T = the last step, E = the steps of one epoch):
+//     #   exponential: tf.train.exponential_decay(lr, global_step, E, 0.9, staircase=True)
+//     #   cosine:      tf.train.cosine_decay(lr, global_step, T, alpha=0.01)
+//     #   piecewise:   tf.train.piecewise_constant(global_step, [T / 2, 3 T / 4],
+//     #                                           [lr, lr / 10, lr / 100])
+//     # here set before each step by a LearningRateSchedulerHook.
 //   hooks = [StopAtStepHook(last_step=max_steps), NanTensorHook(loss),
 //            LoggingTensorHook({"loss": loss, "accuracy": accuracy}, every_n_iter=100)]
 //   tf.compat.v1.train.MonitoredTrainingSession(checkpoint_dir=model_dir,
@@ -25,6 +32,7 @@
 // uninterrupted run would (TensorFlow's numpy_input_fn would start its epoch again instead).
 // The last line of output is "test_accuracy: <value>".
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -40,6 +48,41 @@
 
 namespace hf = hookfuse;
 
+namespace {
+/// The schedule of --lr_schedule, one type for all kinds (one session type per optimizer).
+struct ExampleSchedule {
+  enum class Kind { none, exponential, cosine, piecewise };
+  Kind kind;
+  hf::ExponentialDecay exponential;
+  hf::CosineDecay cosine;
+  hf::PiecewiseConstantDecay<2> piecewise;
+  double constant;
+
+  /// lr: the base rate; last_step: T; steps_per_epoch: E (see the file comment).
+  ExampleSchedule(const std::string& name, double lr, std::int64_t last_step,
+                  std::int64_t steps_per_epoch)
+      : kind(name == "exponential" ? Kind::exponential
+             : name == "cosine"    ? Kind::cosine
+             : name == "piecewise" ? Kind::piecewise
+                                   : Kind::none),
+        exponential(lr, steps_per_epoch, 0.9, /*staircase=*/true),
+        cosine(lr, last_step, 0.01),
+        piecewise({last_step / 2, std::max(last_step * 3 / 4, last_step / 2 + 1)},
+                  {lr, lr / 10, lr / 100}),
+        constant(lr) {}
+
+  double operator()(std::int64_t global_step) const {
+    switch (kind) {
+      case Kind::exponential: return exponential(global_step);
+      case Kind::cosine: return cosine(global_step);
+      case Kind::piecewise: return piecewise(global_step);
+      case Kind::none: break;
+    }
+    return constant;
+  }
+};
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"Fashion-MNIST MLP (784 -> 256 ReLU -> 10) trained with hookfuse"};
   int epochs = 1;
@@ -52,6 +95,7 @@ int main(int argc, char** argv) {
   std::string model_dir;
   std::optional<std::int64_t> save_checkpoint_steps;
   std::string warm_start_from;
+  std::string lr_schedule = "none";
   app.add_option("--epochs", epochs, "passes over the training set")->check(CLI::PositiveNumber);
   app.add_option("--batch_size", batch_size, "examples per step")->check(CLI::PositiveNumber);
   app.add_option("--learning_rate", learning_rate,
@@ -63,6 +107,13 @@ int main(int argc, char** argv) {
                  "adam (AdamOptimizer), rmsprop (RMSPropOptimizer) or adagrad "
                  "(AdagradOptimizer), with TensorFlow 1.x's defaults")
       ->check(CLI::IsMember({"sgd", "momentum", "adam", "rmsprop", "adagrad"}));
+  app.add_option("--lr_schedule", lr_schedule,
+                 "learning-rate schedule over the global step, from the --learning_rate lr "
+                 "(T: the last step, E: steps per epoch): none (lr throughout); exponential "
+                 "(exponential_decay(lr, E, 0.9, staircase): x0.9 each epoch); cosine "
+                 "(cosine_decay(lr, T, alpha 0.01): to lr/100 at T); piecewise "
+                 "(piecewise_constant([T/2, 3T/4], [lr, lr/10, lr/100]))")
+      ->check(CLI::IsMember({"none", "exponential", "cosine", "piecewise"}));
   app.add_option("--data_dir", data_dir,
                  "directory with the four Fashion-MNIST IDX files, raw or .gz");
   app.add_option("--seed", seed, "seed of the initial weights and the batch order");
@@ -126,7 +177,9 @@ int main(int argc, char** argv) {
 
   // One session type per optimizer (its slots are part of the session and the checkpoint).
   const auto start = std::chrono::steady_clock::now();
+  double final_learning_rate = 0.0;
   const auto train_with = [&](const auto& opt) -> bool {
+    const ExampleSchedule schedule(lr_schedule, opt.learning_rate(), last_step, steps_per_epoch);
     try {
       hf::MonitoredTrainingSession session(
           opt.minimize(loss, global_step), hf::feeds<"x", "labels">(train_input),
@@ -136,7 +189,9 @@ int main(int argc, char** argv) {
                     hf::ConditionalHook(hf::StepCounterHook<>({.every_n_steps = 100}),
                                         model_dir.empty()),
                     hf::NanTensorHook<"loss">(),
-                    hf::LoggingTensorHook<"loss", "accuracy">({.every_n_iter = 100})),
+                    hf::LoggingTensorHook<"loss", "accuracy">({.every_n_iter = 100}),
+                    hf::ConditionalHook(hf::LearningRateSchedulerHook(schedule),
+                                        schedule.kind != ExampleSchedule::Kind::none)),
           loss_summary, accuracy_summary);
       if (session.restored_from_checkpoint()) {
         // Resume the batch order where the checkpoint left it: skip the batches trained so far.
@@ -145,6 +200,7 @@ int main(int argc, char** argv) {
         }
       }
       while (!session.should_stop()) session.run();
+      final_learning_rate = session.optimizer().learning_rate();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "fashion_mnist: %s\n", e.what());
       return false;
@@ -152,6 +208,7 @@ int main(int argc, char** argv) {
     return true;
   };
   std::printf("optimizer: %s\n", optimizer.c_str());
+  std::printf("lr_schedule: %s\n", lr_schedule.c_str());
   bool trained = false;
   if (optimizer == "momentum")
     trained = train_with(hf::MomentumOptimizer(learning_rate.value_or(0.01), 0.9));
@@ -169,6 +226,7 @@ int main(int argc, char** argv) {
   const double epochs_done =
       static_cast<double>(global_step.value) / static_cast<double>(steps_per_epoch);
   std::printf("global_step: %lld\n", static_cast<long long>(global_step.value));
+  std::printf("final_learning_rate: %g\n", final_learning_rate);
   std::printf("train_seconds: %.3f\nseconds_per_epoch: %.3f\n", seconds,
               epochs_done > 0 ? seconds / epochs_done : 0.0);
 

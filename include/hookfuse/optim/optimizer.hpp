@@ -17,8 +17,9 @@
 //
 // Status (issue 11, point 4): Momentum (fused without Nesterov), Adam, RMSProp (not centered)
 // and Adagrad with TF1's formulas, defaults and slot names, saved and restored with the
-// session's checkpoint (tests/test_optimizers.cpp). Not yet: the LearningRateSchedulerHook
-// that calls set_learning_rate (point 2), RMSProp's centered variant ("<var>/RMSProp_2"),
+// session's checkpoint (tests/test_optimizers.cpp). LearningRateSchedulerHook and
+// ReduceLROnPlateauHook call set_learning_rate (through LearningRateRef). Not yet: RMSProp's
+// centered variant ("<var>/RMSProp_2"),
 // sparse updates, the benchmark of the Adam step against SGD, and the two-optimizer naming
 // TF uses when a graph holds two ("beta1_power_1").
 #pragma once

@@ -1,0 +1,169 @@
+// hookfuse/hooks/reduce_lr_on_plateau_hook.hpp: ReduceLROnPlateauHook, divides the learning
+// rate when a monitored tensor stops improving (keras.callbacks.ReduceLROnPlateau).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string_view>
+#include <type_traits>
+
+#include "hookfuse/config.hpp"
+#include "hookfuse/detail/format.hpp"
+#include "hookfuse/fixed_string.hpp"
+#include "hookfuse/hooks/monitor_mode.hpp"
+#include "hookfuse/hooks/session_run_hook.hpp"
+#include "hookfuse/logging.hpp"
+#include "hookfuse/optim/learning_rate_ref.hpp"
+
+namespace hookfuse {
+
+/// Watches the scalar tensor `Monitor` (a loss, a metric the session computes) every
+/// `every_n_iter` runs (runs every_n_iter, 2 every_n_iter, ... of this session; each check is
+/// one Keras "epoch end") and multiplies the optimizer's learning rate by `factor` when it has
+/// not improved for `patience` checks, with Keras' rules (keras.callbacks.ReduceLROnPlateau):
+///   - improved: value < best - min_delta (mode min) or value > best + min_delta (mode max);
+///     then best = value and the wait counter is 0; NaN never improves;
+///   - during a cooldown (cooldown checks after a reduction) the counter stays 0;
+///   - otherwise the counter grows; when it reaches patience and lr > min_lr, the rate becomes
+///     max(lr * factor, min_lr), the counter restarts and the cooldown begins; the line
+///     "Step <global step>: ReduceLROnPlateau reducing learning rate to <lr, %g>." is logged
+///     at INFO (Keras prints "Epoch <n>: ..." with verbose=1).
+/// mode automatic is max when the name contains "acc", as Keras' "auto".
+/// On the runs between checks it fetches nothing (SessionRunArgs::none()), so a metric outside
+/// the loss's graph is not computed. Unlike Keras, the value checked is the fetched value of
+/// that run, not an average over the runs since the previous check.
+/// The optimizer is reached in after_create_session through session.optimizer(). Throws
+/// std::invalid_argument for factor >= 1 (Keras' message) or < 0, patience, cooldown < 0,
+/// min_delta, min_lr negative or not finite, every_n_iter <= 0, and, at a check, when the
+/// monitored tensor is not a scalar.
+template <fixed_string Monitor = "loss", Logger L = StderrLogger>
+class ReduceLROnPlateauHook {
+ public:
+  struct Options {
+    double factor = 0.1;
+    std::int64_t patience = 10;
+    MonitorMode mode = MonitorMode::automatic;
+    double min_delta = 1e-4;
+    std::int64_t cooldown = 0;
+    double min_lr = 0.0;
+    std::int64_t every_n_iter = 1;
+  };
+
+  explicit ReduceLROnPlateauHook(Options options = {}, L logger = L{})
+      : o_(options), maximize_(maximizes(options.mode, Monitor.view())), logger_(logger) {
+    if (!(o_.factor < 1.0))
+      detail::fail<std::invalid_argument>("ReduceLROnPlateau does not support a factor >= 1.0.");
+    if (!(o_.factor >= 0.0))
+      detail::fail<std::invalid_argument>("ReduceLROnPlateauHook: factor must be >= 0");
+    if (o_.patience < 0)
+      detail::fail<std::invalid_argument>("ReduceLROnPlateauHook: patience must be >= 0");
+    if (o_.cooldown < 0)
+      detail::fail<std::invalid_argument>("ReduceLROnPlateauHook: cooldown must be >= 0");
+    if (!(o_.min_delta >= 0.0) || !std::isfinite(o_.min_delta))
+      detail::fail<std::invalid_argument>(
+          "ReduceLROnPlateauHook: min_delta must be finite and >= 0");
+    if (!(o_.min_lr >= 0.0) || !std::isfinite(o_.min_lr))
+      detail::fail<std::invalid_argument>("ReduceLROnPlateauHook: min_lr must be finite and >= 0");
+    if (o_.every_n_iter <= 0)
+      detail::fail<std::invalid_argument>("ReduceLROnPlateauHook: every_n_iter must be > 0");
+    reset();
+  }
+
+  /// Keras' on_train_begin: forgets the best value, the wait counter and the cooldown.
+  void begin() { reset(); }
+
+  template <class Session>
+  void after_create_session(Session& session) {
+    optimizer_ = LearningRateRef(session.optimizer());
+  }
+
+  SessionRunArgs<Monitor> before_run(SessionRunContext&) {
+    check_ = --runs_to_check_ == 0;
+    if (check_) runs_to_check_ = o_.every_n_iter;
+    return {check_};
+  }
+
+  void after_run(SessionRunContext& ctx, const SessionRunValues<Monitor>& values) {
+    if (!check_) return;
+    const TensorValue& t = values.template get<Monitor>();
+    if (t.rows != 1 || t.cols != 1)
+      detail::fail<std::invalid_argument>(
+          "ReduceLROnPlateauHook: the monitored tensor must be a scalar ([1, 1]), as Keras' "
+          "monitored metric");
+    update(t.item(), ctx.global_step());
+  }
+
+  /// One check of the monitored value (Keras' on_epoch_end); `global_step` is for the log line.
+  void update(double current, std::int64_t global_step) {
+    if (cooldown_counter_ > 0) {
+      --cooldown_counter_;
+      wait_ = 0;
+    }
+    const bool improved =
+        maximize_ ? current > best_ + o_.min_delta : current < best_ - o_.min_delta;
+    if (improved) {
+      best_ = current;
+      wait_ = 0;
+    } else if (cooldown_counter_ == 0) {
+      ++wait_;
+      if (wait_ >= o_.patience) {
+        const double old_lr = optimizer_.get();
+        if (old_lr > o_.min_lr) {
+          double new_lr = old_lr * o_.factor;
+          if (new_lr < o_.min_lr) new_lr = o_.min_lr;
+          optimizer_.set(new_lr);
+          log(global_step, new_lr);
+          cooldown_counter_ = o_.cooldown;
+          wait_ = 0;
+        }
+      }
+    }
+  }
+
+  /// The best value seen (+inf in mode min, -inf in mode max before the first check).
+  double best() const { return best_; }
+  /// Checks without improvement since the last improvement or reduction.
+  std::int64_t wait() const { return wait_; }
+  /// Checks left in the cooldown.
+  std::int64_t cooldown_counter() const { return cooldown_counter_; }
+  /// Whether the monitored value should go up (mode max, or automatic with "acc" in the name).
+  bool maximize() const { return maximize_; }
+  L& logger() { return logger_; }
+
+ private:
+  void reset() {
+    best_ = maximize_ ? -std::numeric_limits<double>::infinity()
+                      : std::numeric_limits<double>::infinity();
+    wait_ = 0;
+    cooldown_counter_ = 0;
+    runs_to_check_ = o_.every_n_iter;
+    check_ = false;
+  }
+
+  void log(std::int64_t step, double lr) {
+    if constexpr (std::is_same_v<L, NullLogger>) return;  // no line to format
+    char line[HOOKFUSE_LOG_LINE_CAPACITY];
+    char* out = line;
+    char* const end = line + sizeof line;
+    detail::append_text(out, end, "Step ");
+    detail::append_int(out, end, step);
+    detail::append_text(out, end, ": ReduceLROnPlateau reducing learning rate to ");
+    detail::append_g(out, end, lr);
+    detail::append_text(out, end, ".");
+    logger_.log(Severity::info, std::string_view(line, static_cast<std::size_t>(out - line)));
+  }
+
+  Options o_;
+  bool maximize_;
+  L logger_;
+  LearningRateRef optimizer_;
+  double best_ = 0.0;
+  std::int64_t wait_ = 0;
+  std::int64_t cooldown_counter_ = 0;
+  std::int64_t runs_to_check_ = 1;
+  bool check_ = false;
+};
+
+}  // namespace hookfuse

@@ -1,0 +1,86 @@
+// hookfuse/hooks/timer_stop_hook.hpp: TimerStopHook, stops training after a wall-time budget
+// (tfa.callbacks.TimeStopping, Lightning's Timer(duration)).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+
+#include "hookfuse/clock.hpp"
+#include "hookfuse/config.hpp"
+#include "hookfuse/detail/format.hpp"
+#include "hookfuse/hooks/session_run_hook.hpp"
+#include "hookfuse/logging.hpp"
+
+namespace hookfuse {
+
+/// Requests a stop after the first run that ends `seconds` or more after the session was
+/// created (the clock is read in after_create_session, then after every `every_n_iter`-th run),
+/// and logs "Timed stopping at step <global step>: <elapsed> sec elapsed, limit <seconds> sec."
+/// at INFO. Counterparts: tfa.callbacks.TimeStopping(seconds) (checked per epoch there) and
+/// PyTorch Lightning's Timer(duration, interval="step"). Fetches nothing; between checks it
+/// costs a counter decrement (every_n_iter > 1 saves the clock read of the other runs).
+/// Time comes from the clock policy (FakeClock through ClockRef in tests). Throws
+/// std::invalid_argument unless seconds is finite and >= 0 and every_n_iter > 0.
+template <Clock C = SteadyClock, Logger L = StderrLogger>
+class TimerStopHook {
+ public:
+  struct Options {
+    double seconds = 0.0;
+    std::int64_t every_n_iter = 1;
+  };
+
+  explicit TimerStopHook(Options options, C clock = C{}, L logger = L{})
+      : seconds_(options.seconds),
+        every_n_iter_(options.every_n_iter),
+        clock_(clock),
+        logger_(logger) {
+    if (!(seconds_ >= 0.0) || !std::isfinite(seconds_))
+      detail::fail<std::invalid_argument>("TimerStopHook: seconds must be finite and >= 0");
+    if (every_n_iter_ <= 0)
+      detail::fail<std::invalid_argument>("TimerStopHook: every_n_iter must be > 0");
+  }
+
+  template <class Session>
+  void after_create_session(Session&) {
+    start_ = clock_.now();
+    runs_to_check_ = every_n_iter_;
+  }
+
+  void after_run(SessionRunContext& ctx, const SessionRunValues<>&) {
+    if (--runs_to_check_ != 0) return;
+    runs_to_check_ = every_n_iter_;
+    const double elapsed = clock_.now() - start_;
+    if (elapsed < seconds_) return;
+    stopped_at_ = ctx.global_step();
+    ctx.request_stop();
+    char line[HOOKFUSE_LOG_LINE_CAPACITY];
+    char* out = line;
+    char* const end = line + sizeof line;
+    detail::append_text(out, end, "Timed stopping at step ");
+    detail::append_int(out, end, *stopped_at_);
+    detail::append_text(out, end, ": ");
+    detail::append_fixed(out, end, elapsed, 3);
+    detail::append_text(out, end, " sec elapsed, limit ");
+    detail::append_fixed(out, end, seconds_, 3);
+    detail::append_text(out, end, " sec.");
+    logger_.log(Severity::info, std::string_view(line, static_cast<std::size_t>(out - line)));
+  }
+
+  /// The global step (after its run) at which the time ran out, if it did.
+  std::optional<std::int64_t> stopped_at() const { return stopped_at_; }
+  L& logger() { return logger_; }
+
+ private:
+  double seconds_;
+  std::int64_t every_n_iter_;
+  C clock_;
+  L logger_;
+  double start_ = 0.0;
+  std::int64_t runs_to_check_ = 1;
+  std::optional<std::int64_t> stopped_at_;
+};
+
+}  // namespace hookfuse

@@ -1,0 +1,105 @@
+// tests/test_lr_hooks_alloc.cpp: steps with LearningRateSchedulerHook, ReduceLROnPlateauHook,
+// TerminateOnNonFiniteHook and TimerStopHook allocate nothing, also on the steps where they
+// change the learning rate and log.
+//
+// Its own executable: it defines the allocation counter (tests/alloc_counter.hpp).
+// clang-format off: alloc_counter.hpp must precede every Eigen header.
+#define HOOKFUSE_DEFINE_ALLOC_COUNTER
+#include "alloc_counter.hpp"
+// clang-format on
+
+#include <catch2/catch.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <hookfuse/hookfuse.hpp>
+#include <random>
+#include <string_view>
+#include <vector>
+
+using namespace hookfuse;
+
+namespace {
+
+constexpr Index kBatch = 16;
+constexpr Index kExamples = 4 * kBatch;
+constexpr int kFeatures = 20;
+
+struct CountingLogger {
+  int* lines;
+  void log(Severity, std::string_view) const { ++*lines; }
+};
+
+struct PreallocatedInput {
+  const std::vector<float>* features;
+  const std::vector<std::int32_t>* labels;
+  Index offset = -kBatch;
+  bool next() {
+    offset = (offset + kBatch) % kExamples;
+    return true;
+  }
+  Index batch_size() const { return kBatch; }
+  template <class G>
+  void feed(G& g) {
+    g.template feed<"x">(features->data() + offset * kFeatures, kBatch, kFeatures);
+    g.template feed<"labels">(labels->data() + offset, kBatch);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Steps with the schedule and Keras-style hooks allocate nothing",
+          "[alloc][lr_schedule]") {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
+  std::uniform_int_distribution<std::int32_t> label(0, 4);
+  std::vector<float> features(static_cast<std::size_t>(kExamples * kFeatures));
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(kExamples));
+  for (auto& v : features) v = pixel(rng);
+  for (auto& v : labels) v = label(rng);
+
+  Placeholder<"x", float, kFeatures> x;
+  Placeholder<"labels", std::int32_t, 1> y;
+  nn::Dense<"dense", float> hidden(kFeatures, 16, nn::glorot_uniform{1});
+  nn::Dense<"logits", float> out(16, 5, nn::glorot_uniform{2});
+  auto logits = named<"logits">(out(relu(hidden(x))));
+  auto loss = named<"loss">(sparse_softmax_cross_entropy(y, logits));
+  auto acc = named<"accuracy">(accuracy(y, logits));
+  GlobalStep gs;
+
+  FakeClock clock;
+  int lines = 0;
+  using Fake = ClockRef<FakeClock>;
+  // The plateau hook checks "accuracy" every 2 runs; min_delta 10 never counts as an improvement
+  // after the first check, so with patience 1 every later check reduces the rate and logs.
+  MonitoredTrainingSession session(
+      AdamOptimizer(0.01).minimize(loss, gs), PreallocatedInput{&features, &labels},
+      hooks(LearningRateSchedulerHook(linear_warmup(cosine_decay(0.01, 100), 5), {.verbose = true},
+                                      CountingLogger{&lines}),
+            ReduceLROnPlateauHook<"accuracy", CountingLogger>(
+                {.factor = 0.5, .patience = 1, .min_delta = 10.0, .every_n_iter = 2},
+                CountingLogger{&lines}),
+            TerminateOnNonFiniteHook<"loss", CountingLogger>({}, CountingLogger{&lines}),
+            TimerStopHook<Fake, CountingLogger>({.seconds = 1e6}, Fake{&clock},
+                                                CountingLogger{&lines})),
+      acc);
+
+  session.run();  // warm-up
+  const int lines_before = lines;
+  std::size_t news = 0, eigen_mallocs = 0;
+  {
+    hookfuse_test::NoAllocScope scope;  // no Catch2 assertions inside: they allocate
+    for (int i = 0; i < 20; ++i) {
+      session.run();
+      clock.advance(1.0);
+    }
+    news = scope.news();
+    eigen_mallocs = scope.eigen_mallocs();
+  }
+  CHECK(news == 0);
+  CHECK(eigen_mallocs == 0);
+  // Inside the measured runs: the scheduler logged each rate change (runs 2..21 all change it:
+  // the warm-up, then the cosine), the plateau hook reduced at runs 4, 6, ..., 20 (9 lines; its
+  // first check at run 2 set the best value).
+  CHECK(lines - lines_before == 20 + 9);
+  CHECK_FALSE(session.should_stop());
+}

@@ -1,0 +1,342 @@
+// tests/test_lr_schedule_hooks.cpp: LearningRateSchedulerHook and ReduceLROnPlateauHook in real
+// sessions, against SGD trajectories and plateau decisions computed by hand in each test.
+#include <array>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <hookfuse/hookfuse.hpp>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hf = hookfuse;
+
+namespace {
+
+struct Line {
+  hf::Severity severity;
+  std::string text;
+};
+/// Stores every line in a vector owned by the test (hooks are copied into the session).
+struct CapturingLogger {
+  std::vector<Line>* lines;
+  void log(hf::Severity s, std::string_view text) const {
+    lines->push_back({s, std::string(text)});
+  }
+};
+
+/// One-feature linear regression in double: loss = mean((W x + b - y)^2), W = 0.5, b = -0.25 at
+/// the start. With one row, dloss/dW = 2 e x and dloss/db = 2 e for e = W x + b - y.
+struct Model {
+  hf::Placeholder<"x", double, 1> x;
+  hf::Placeholder<"y", double, 1> y;
+  hf::Variable<"W", double, 1, 1> W;
+  hf::Variable<"b", double, 1, 1> b;
+  hf::GlobalStep gs;
+  explicit Model(std::int64_t step = 0) {
+    W.value(0, 0) = 0.5;
+    b.value(0, 0) = -0.25;
+    gs.value = step;
+  }
+  auto loss() { return hf::named<"loss">(hf::mean_squared_error(y, hf::matmul(x, W) + b)); }
+  /// "probe": sum(x) over the batch, outside the loss's graph (computed only when fetched).
+  auto probe() { return hf::named<"probe">(hf::reduce_sum(x)); }
+};
+
+/// Run t (from 0) feeds xs[t % 4], ys[t % 4].
+constexpr std::array<double, 4> xs = {1.0, 2.0, -1.0, 0.5};
+constexpr std::array<double, 4> ys = {2.0, 1.0, 0.0, -1.0};
+struct SequenceInput {
+  double x = 0.0, y = 0.0;
+  std::size_t t = 0;
+  bool next() {
+    x = xs[t % 4];
+    y = ys[t % 4];
+    ++t;
+    return true;
+  }
+  hf::Index batch_size() const { return 1; }
+  template <class G>
+  void feed(G& g) {
+    g.template feed<"x">(&x, 1);
+    g.template feed<"y">(&y, 1);
+  }
+};
+
+/// SGD by hand from W = 0.5, b = -0.25 with rate lr(t) at run t: returns {W, b}.
+template <class Rate>
+std::array<double, 2> sgd_by_hand(int runs, Rate lr) {
+  double W = 0.5, b = -0.25;
+  for (int t = 0; t < runs; ++t) {
+    const double x = xs[static_cast<std::size_t>(t) % 4], y = ys[static_cast<std::size_t>(t) % 4];
+    const double e = W * x + b - y;
+    const double gW = 2 * e * x, gb = 2 * e;
+    W -= lr(t) * gW;
+    b -= lr(t) * gb;
+  }
+  return {W, b};
+}
+
+/// Keeps W's gradient stored (no fused update), to check both update paths.
+struct ReadsGradientOfW {
+  hf::SessionRunArgs<"gradients/W"> before_run(hf::SessionRunContext&) { return {}; }
+};
+
+}  // namespace
+
+TEST_CASE("LearningRateSchedulerHook: the step with global step s trains with schedule(s)",
+          "[hooks][lr_schedule]") {
+  // piecewise_constant({1, 3}, {0.1, 0.05, 0.01}): steps 0, 1 -> 0.1; 2, 3 -> 0.05; 4.. -> 0.01.
+  auto rate = [](int t) { return t <= 1 ? 0.1 : t <= 3 ? 0.05 : 0.01; };
+  const auto want = sgd_by_hand(6, rate);
+  // Without the schedule (0.1 throughout) the trajectory differs: the check can fail.
+  const auto constant = sgd_by_hand(6, [](int) { return 0.1; });
+  REQUIRE(std::abs(constant[0] - want[0]) > 1e-3);
+
+  SECTION("fused SGD update") {
+    Model m;
+    hf::MonitoredTrainingSession s(
+        hf::GradientDescentOptimizer(1.0).minimize(m.loss(), m.gs), SequenceInput{},
+        hf::hooks(
+            hf::LearningRateSchedulerHook(hf::piecewise_constant({1, 3}, {0.1, 0.05, 0.01}))));
+    STATIC_REQUIRE(decltype(s)::update_fused<"W">);
+    for (int i = 0; i < 6; ++i) s.run();
+    CHECK(m.W.value(0, 0) == Approx(want[0]).epsilon(1e-12));
+    CHECK(m.b.value(0, 0) == Approx(want[1]).epsilon(1e-12));
+    CHECK(s.optimizer().learning_rate() == 0.01);
+    CHECK(s.hook<0>().learning_rate() == 0.01);
+  }
+  SECTION("stored gradients") {
+    Model m;
+    hf::MonitoredTrainingSession s(
+        hf::GradientDescentOptimizer(1.0).minimize(m.loss(), m.gs), SequenceInput{},
+        hf::hooks(ReadsGradientOfW{}, hf::LearningRateSchedulerHook(
+                                          hf::piecewise_constant({1, 3}, {0.1, 0.05, 0.01}))));
+    STATIC_REQUIRE_FALSE(decltype(s)::update_fused<"W">);
+    for (int i = 0; i < 6; ++i) s.run();
+    CHECK(m.W.value(0, 0) == Approx(want[0]).epsilon(1e-12));
+    CHECK(m.b.value(0, 0) == Approx(want[1]).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("LearningRateSchedulerHook: a restored global step starts the schedule there",
+          "[hooks][lr_schedule]") {
+  // exponential_decay(0.1, 2, 0.5, staircase): 0.1 * 0.5^floor(s / 2). From global step 4:
+  // runs 0..2 have s = 4, 5, 6 -> 0.025, 0.025, 0.0125.
+  const std::array<double, 3> rates = {0.025, 0.025, 0.0125};
+  const auto want = sgd_by_hand(3, [&](int t) { return rates[static_cast<std::size_t>(t)]; });
+  Model m(4);
+  hf::MonitoredTrainingSession s(
+      hf::GradientDescentOptimizer(1.0).minimize(m.loss(), m.gs), SequenceInput{},
+      hf::hooks(hf::LearningRateSchedulerHook(hf::exponential_decay(0.1, 2, 0.5, true))));
+  for (int i = 0; i < 3; ++i) s.run();
+  CHECK(m.gs.value == 7);
+  CHECK(m.W.value(0, 0) == Approx(want[0]).epsilon(1e-12));
+  CHECK(m.b.value(0, 0) == Approx(want[1]).epsilon(1e-12));
+}
+
+TEST_CASE("LearningRateSchedulerHook: drives a slot optimizer (Momentum) too",
+          "[hooks][lr_schedule]") {
+  // ApplyMomentum: accum = accum * momentum + grad; var -= lr * accum. lr(t) = 0.1 / (t + 1).
+  double W = 0.5, b = -0.25, aW = 0.0, ab = 0.0;
+  for (int t = 0; t < 4; ++t) {
+    const double x = xs[static_cast<std::size_t>(t)], y = ys[static_cast<std::size_t>(t)];
+    const double e = W * x + b - y, lr = 0.1 / (t + 1);
+    aW = aW * 0.9 + 2 * e * x;
+    ab = ab * 0.9 + 2 * e;
+    W -= lr * aW;
+    b -= lr * ab;
+  }
+  Model m;
+  auto schedule = [](std::int64_t s) { return 0.1 / static_cast<double>(s + 1); };
+  hf::MonitoredTrainingSession s(hf::MomentumOptimizer(1.0, 0.9).minimize(m.loss(), m.gs),
+                                 SequenceInput{},
+                                 hf::hooks(hf::LearningRateSchedulerHook(schedule)));
+  for (int i = 0; i < 4; ++i) s.run();
+  CHECK(m.W.value(0, 0) == Approx(W).epsilon(1e-12));
+  CHECK(m.b.value(0, 0) == Approx(b).epsilon(1e-12));
+}
+
+TEST_CASE("LearningRateSchedulerHook: verbose logs each change; a non-finite rate throws",
+          "[hooks][lr_schedule]") {
+  std::vector<Line> lines;
+  {
+    Model m;
+    hf::MonitoredTrainingSession s(
+        hf::GradientDescentOptimizer(0.1).minimize(m.loss(), m.gs), SequenceInput{},
+        hf::hooks(hf::LearningRateSchedulerHook(hf::piecewise_constant({1, 3}, {0.1, 0.05, 0.01}),
+                                                {.verbose = true}, CapturingLogger{&lines})));
+    for (int i = 0; i < 5; ++i) s.run();
+  }
+  // The optimizer starts at 0.1 = schedule(0): the first change is at step 2, then at 4.
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].text == "Step 2: LearningRateScheduler setting learning rate to 0.05.");
+  CHECK(lines[1].text == "Step 4: LearningRateScheduler setting learning rate to 0.01.");
+  CHECK(lines[0].severity == hf::Severity::info);
+
+  Model m;
+  auto bad = [](std::int64_t s) { return s < 2 ? 0.1 : std::nan(""); };
+  hf::MonitoredTrainingSession s(hf::GradientDescentOptimizer(0.1).minimize(m.loss(), m.gs),
+                                 SequenceInput{}, hf::hooks(hf::LearningRateSchedulerHook(bad)));
+  s.run();
+  s.run();
+  const double W = m.W.value(0, 0);
+  CHECK_THROWS_WITH(s.run(), Catch::Contains("non-finite learning rate"));
+  CHECK(m.W.value(0, 0) == W);  // thrown before the step
+  CHECK(m.gs.value == 2);
+}
+
+TEST_CASE("LearningRateSchedulerHook: outside a session it has no optimizer",
+          "[hooks][lr_schedule]") {
+  hf::LearningRateSchedulerHook hook(hf::cosine_decay(0.1, 10));
+  std::int64_t step = 0;
+  hf::SessionRunContext ctx(&step);
+  CHECK_THROWS_AS(hook.before_run(ctx), std::logic_error);
+}
+
+// =============================================================================================
+// ReduceLROnPlateauHook
+// =============================================================================================
+
+namespace {
+/// Run t (from 0) feeds x = (*seq)[t] (so "probe" = "accuracy" = seq[t]) and y = 0.
+struct PlateauInput {
+  const std::vector<double>* seq;
+  double x = 0.0, y = 0.0;
+  std::size_t t = 0;
+  bool next() {
+    if (t >= seq->size()) return false;
+    x = (*seq)[t++];
+    return true;
+  }
+  hf::Index batch_size() const { return 1; }
+  template <class G>
+  void feed(G& g) {
+    g.template feed<"x">(&x, 1);
+    g.template feed<"y">(&y, 1);
+  }
+};
+}  // namespace
+
+TEST_CASE("ReduceLROnPlateauHook: Keras' wait counter, cooldown and min_lr on a known sequence",
+          "[hooks][plateau]") {
+  // Keras' ReduceLROnPlateau.on_epoch_end, by hand, with mode min, min_delta 0.25, patience 2,
+  // factor 0.5, cooldown 1, min_lr 2e-4, from lr 1e-3 (one check per run):
+  //  t  value  cooldown?        improved (v < best - 0.25)  wait  lr after
+  //  0  5.0                     yes (best inf -> 5)         0     1e-3
+  //  1  4.0                     yes (best 4)                0     1e-3
+  //  2  4.0                     no                          1     1e-3
+  //  3  4.5                     no                          2 -> reduce: 5e-4, cooldown 1, wait 0
+  //  4  4.2    1 -> 0, wait 0   no, not in cooldown now     1     5e-4
+  //  5  4.1                     no                          2 -> reduce: 2.5e-4, cooldown 1
+  //  6  3.0    1 -> 0, wait 0   yes (best 3)                0     2.5e-4
+  //  7  3.5                     no                          1     2.5e-4
+  //  8  3.5                     no                          2 -> max(1.25e-4, 2e-4) = 2e-4
+  //  9  3.9    1 -> 0           no                          1     2e-4
+  // 10  3.9                     no                          2, lr 2e-4 not > min_lr: kept
+  // 11  2.8                     no (2.8 >= 2.75)            3     2e-4
+  // 12  2.7                     yes (best 2.7)              0     2e-4
+  const std::vector<double> seq = {5.0, 4.0, 4.0, 4.5, 4.2, 4.1, 3.0, 3.5, 3.5, 3.9, 3.9, 2.8, 2.7};
+  const std::array<double, 13> lr = {1e-3,   1e-3, 1e-3, 5e-4, 5e-4, 2.5e-4, 2.5e-4,
+                                     2.5e-4, 2e-4, 2e-4, 2e-4, 2e-4, 2e-4};
+  const std::array<std::int64_t, 13> wait = {0, 0, 1, 0, 1, 0, 0, 1, 0, 1, 2, 3, 0};
+  std::vector<Line> lines;
+  Model m;
+  using Hook = hf::ReduceLROnPlateauHook<"probe", CapturingLogger>;
+  hf::MonitoredTrainingSession s(hf::GradientDescentOptimizer(1e-3).minimize(m.loss(), m.gs),
+                                 PlateauInput{&seq},
+                                 hf::hooks(Hook({.factor = 0.5,
+                                                 .patience = 2,
+                                                 .mode = hf::MonitorMode::min,
+                                                 .min_delta = 0.25,
+                                                 .cooldown = 1,
+                                                 .min_lr = 2e-4},
+                                                CapturingLogger{&lines})),
+                                 m.probe());
+  for (std::size_t t = 0; t < seq.size(); ++t) {
+    INFO("run " << t);
+    s.run();
+    CHECK(s.optimizer().learning_rate() == Approx(lr[t]).epsilon(1e-12));
+    CHECK(s.hook<0>().wait() == wait[t]);
+  }
+  CHECK(s.hook<0>().best() == 2.7);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0].text == "Step 4: ReduceLROnPlateau reducing learning rate to 0.0005.");
+  CHECK(lines[1].text == "Step 6: ReduceLROnPlateau reducing learning rate to 0.00025.");
+  CHECK(lines[2].text == "Step 9: ReduceLROnPlateau reducing learning rate to 0.0002.");
+  CHECK(lines[0].severity == hf::Severity::info);
+}
+
+TEST_CASE("ReduceLROnPlateauHook: every_n_iter checks only runs n, 2n, ...; mode auto on 'acc'",
+          "[hooks][plateau]") {
+  // "accuracy" contains "acc": higher is better. every_n_iter 2 checks runs t = 1, 3, 5, 7; the
+  // 9.0 of the other runs would each be an improvement if they were looked at.
+  // Checks: 0.5 (best), 0.6 (best), 0.6 (not > 0.6: wait 1 = patience -> 0.1 * 0.1 at step 6),
+  // 0.55 (wait 1 -> 0.001 at step 8).
+  const std::vector<double> seq = {9.0, 0.5, 9.0, 0.6, 9.0, 0.6, 9.0, 0.55};
+  const std::array<double, 8> lr = {0.1, 0.1, 0.1, 0.1, 0.1, 0.01, 0.01, 0.001};
+  std::vector<Line> lines;
+  Model m;
+  auto accuracy = hf::named<"accuracy">(hf::reduce_sum(m.x));
+  hf::MonitoredTrainingSession s(
+      hf::GradientDescentOptimizer(0.1).minimize(m.loss(), m.gs), PlateauInput{&seq},
+      hf::hooks(hf::ReduceLROnPlateauHook<"accuracy", CapturingLogger>(
+          {.patience = 1, .min_delta = 0.0, .every_n_iter = 2}, CapturingLogger{&lines})),
+      accuracy);
+  CHECK(s.hook<0>().maximize());
+  for (std::size_t t = 0; t < seq.size(); ++t) {
+    INFO("run " << t);
+    s.run();
+    CHECK(s.optimizer().learning_rate() == Approx(lr[t]).epsilon(1e-12));
+  }
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].text == "Step 6: ReduceLROnPlateau reducing learning rate to 0.01.");
+  CHECK(lines[1].text == "Step 8: ReduceLROnPlateau reducing learning rate to 0.001.");
+}
+
+TEST_CASE("ReduceLROnPlateauHook: requests its tensor only on the runs it checks",
+          "[hooks][plateau]") {
+  hf::ReduceLROnPlateauHook<"loss", hf::NullLogger> hook({.every_n_iter = 3});
+  std::int64_t step = 0;
+  hf::SessionRunContext ctx(&step);
+  std::vector<bool> active;
+  for (int i = 0; i < 7; ++i) active.push_back(hook.before_run(ctx).active);
+  CHECK(active == std::vector<bool>{false, false, true, false, false, true, false});
+  hf::ReduceLROnPlateauHook<"loss", hf::NullLogger> every;
+  CHECK(every.before_run(ctx).active);
+  CHECK(every.before_run(ctx).active);
+}
+
+TEST_CASE("ReduceLROnPlateauHook: mode and argument checks", "[hooks][plateau]") {
+  using hf::MonitorMode;
+  CHECK_FALSE(hf::ReduceLROnPlateauHook<"loss", hf::NullLogger>().maximize());
+  CHECK(hf::ReduceLROnPlateauHook<"val_acc", hf::NullLogger>().maximize());
+  CHECK_FALSE(
+      hf::ReduceLROnPlateauHook<"accuracy", hf::NullLogger>({.mode = MonitorMode::min}).maximize());
+  CHECK(hf::ReduceLROnPlateauHook<"loss", hf::NullLogger>({.mode = MonitorMode::max}).maximize());
+  CHECK(hf::ReduceLROnPlateauHook<"loss", hf::NullLogger>().best() == INFINITY);
+  using H = hf::ReduceLROnPlateauHook<"loss", hf::NullLogger>;
+  CHECK_THROWS_WITH(H({.factor = 1.0}), "ReduceLROnPlateau does not support a factor >= 1.0.");
+  CHECK_THROWS_WITH(H({.factor = -0.5}), Catch::Contains("factor must be >= 0"));
+  CHECK_THROWS_WITH(H({.patience = -1}), Catch::Contains("patience"));
+  CHECK_THROWS_WITH(H({.cooldown = -1}), Catch::Contains("cooldown"));
+  CHECK_THROWS_WITH(H({.min_delta = -1e-3}), Catch::Contains("min_delta"));
+  CHECK_THROWS_WITH(H({.min_lr = NAN}), Catch::Contains("min_lr"));
+  CHECK_THROWS_WITH(H({.every_n_iter = 0}), Catch::Contains("every_n_iter must be > 0"));
+}
+
+TEST_CASE("ReduceLROnPlateauHook: a non-scalar monitored tensor is refused at a check",
+          "[hooks][plateau]") {
+  // A [1, 2] value handed to after_run as the session would.
+  hf::ReduceLROnPlateauHook<"t", hf::NullLogger> hook;
+  const double v[2] = {1.0, 2.0};
+  hf::SessionRunValues<"t"> values{};
+  values.results[0] = hf::TensorValue{v, 1, 2, 2, 1, hf::DType::float64};
+  std::int64_t step = 0;
+  hf::SessionRunContext ctx(&step);
+  REQUIRE(hook.before_run(ctx).active);
+  CHECK_THROWS_WITH(hook.after_run(ctx, values), Catch::Contains("must be a scalar ([1, 1])"));
+}
