@@ -135,8 +135,11 @@ inline constexpr std::array<std::string_view, sizeof...(Names)> fetch_names{Name
 /// tf.compat.v1.train.SessionRunContext.
 class SessionRunContext {
  public:
-  explicit SessionRunContext(const std::int64_t* global_step, OriginalArgs original_args = {})
-      : global_step_(global_step), original_args_(original_args) {}
+  explicit SessionRunContext(const std::int64_t* global_step, OriginalArgs original_args = {},
+                             std::int64_t global_step_increment = 1)
+      : global_step_(global_step),
+        original_args_(original_args),
+        global_step_increment_(global_step_increment) {}
   /// Ends training after this run; the session's should_stop() becomes true.
   void request_stop() { stop_requested_ = true; }
   bool stop_requested() const { return stop_requested_; }
@@ -144,10 +147,15 @@ class SessionRunContext {
   std::int64_t global_step() const { return *global_step_; }
   /// The caller's arguments to this run (TensorFlow's run_context.original_args).
   const OriginalArgs& original_args() const { return original_args_; }
+  /// What this run adds to the global step (the train op's global_step_increment, >= 0): the
+  /// `steps_per_run` of TensorFlow's step-based hooks, so that the global step after the run is
+  /// the stale one fetched in before_run plus this.
+  std::int64_t global_step_increment() const { return global_step_increment_; }
 
  private:
   const std::int64_t* global_step_;
   OriginalArgs original_args_;
+  std::int64_t global_step_increment_;
   bool stop_requested_ = false;
 };
 

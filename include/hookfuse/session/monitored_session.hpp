@@ -34,6 +34,7 @@
 #include <exception>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 
@@ -239,6 +240,11 @@ class MonitoredTrainingSession {
                   "hookfuse: the input must provide next(), batch_size() and feed(graph), or be "
                   "caller_feeds(max_batch_size)");
     if constexpr (requires { input_.check(graph_); }) input_.check(graph_);
+    if (train_op_.global_step_increment < 0)
+      detail::fail<std::invalid_argument>(
+          (detail::ErrorMessage() << "hookfuse: TrainOp::global_step_increment must be >= 0, got "
+                                  << static_cast<long long>(train_op_.global_step_increment))
+              .str());
     check_hooks();
     restore(*this);
     boost::hana::for_each(hooks_, [this](auto& stored) {
@@ -556,7 +562,8 @@ class MonitoredTrainingSession {
     if (should_stop()) detail::fail<RuntimeError>(detail::run_after_stop_message);
     in_run_ = true;
     SessionRunContext ctx(&train_op_.global_step->value,
-                          OriginalArgs{detail::fetch_names<Fetch...>});
+                          OriginalArgs{detail::fetch_names<Fetch...>},
+                          train_op_.global_step_increment);
     // Phase timings (hooks/step_timeline.hpp): `marks` is an empty object and every mark() an
     // empty call unless a hook wants them; with one, the clock is read only when a hook asked
     // for this step, decided here, before the first before_run, so that every hook's before_run
@@ -595,7 +602,7 @@ class MonitoredTrainingSession {
     }
     mark(marks);  // end of the fetches
     apply_unfused<pins>(fuse);
-    ++train_op_.global_step->value;
+    train_op_.global_step->value += train_op_.global_step_increment;
     mark(marks);
     hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
       auto& h = hook_ref(hana::at(hooks_, i));
