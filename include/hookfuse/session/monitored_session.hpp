@@ -49,6 +49,7 @@
 #include "hookfuse/optim/slots.hpp"
 #include "hookfuse/session/checkpoint_variables.hpp"
 #include "hookfuse/session/feeds.hpp"
+#include "hookfuse/session/hook_feeds.hpp"
 #include "hookfuse/session/session_options.hpp"
 
 namespace hookfuse {
@@ -151,7 +152,9 @@ struct HookPins<boost::hana::tuple<Hs...>> {
 /// (ShapeError otherwise, before anything is computed or any variable updated). (An exception
 /// that a fetched metric throws while it is computed, a label out of range, comes after the
 /// backward pass: the variables whose update is fused are then already updated, the others and
-/// global_step not.)
+/// global_step not.) A hook's before_run may also feed placeholders (with_feeds, FeedFnHook;
+/// see session/hook_feeds.hpp for the rules). Each run adds train_op.global_step_increment
+/// (default 1) to the global step.
 template <class TrainOpT, class Input, class Hooks, class... Extras>
 class MonitoredTrainingSession {
   using loss_type = decltype(std::declval<TrainOpT&>().loss);
@@ -319,6 +322,7 @@ class MonitoredTrainingSession {
   bool run(const Fs&... feeds) {
     static_assert(caller_fed, "hookfuse: run(feed<...>(...)) needs a session built with "
                               "caller_feeds(max_batch_size) where the input goes");
+    static_assert(hook_feed_checks::template check_caller<Fs...>());
     SessionRunValues<> none;
     return step(none, [&] { return feed_from_caller(feeds...); });
   }
@@ -344,6 +348,7 @@ class MonitoredTrainingSession {
                   "hookfuse: feed<...>(...) arguments go with a session built with "
                   "caller_feeds(max_batch_size), and such a session needs them on every run");
     check_run_fetches<First, Rest...>();
+    static_assert(hook_feed_checks::template check_caller<Fs...>());
     SessionRunValues<First, Rest...> values;
     bool ran = false;
     if constexpr (sizeof...(Fs) > 0)
@@ -439,6 +444,8 @@ class MonitoredTrainingSession {
 
  private:
   static constexpr bool caller_fed = std::is_same_v<Input, CallerFeeds>;
+  /// The compile-time checks of the hooks' feed_dicts (session/hook_feeds.hpp).
+  using hook_feed_checks = typename detail::hook_feeds_of<Hooks>::type;
 
   /// The backward pass with the optimizer's update folded in for the variables update_fused
   /// names (`fuse` false: none, every gradient stored), then the rest of the update.
@@ -581,6 +588,8 @@ class MonitoredTrainingSession {
       in_run_ = false;
       return false;
     }
+    // The hooks' feed_dicts, after the input's: a hook's feed replaces the input's.
+    hana::for_each(args, [this](const auto& a) { detail::apply_hook_feeds(graph_, a); });
     check_step_feeds<Fetch...>(args);  // before anything is computed or updated
     mark(marks);                       // end of the input
     graph_.forward();
@@ -672,6 +681,7 @@ class MonitoredTrainingSession {
       detail::check_phase_timing_hook<hook_t<Hs>>(),
       check_names<hook_t<Hs>>(run_args_t<hook_t<Hs>>{})),
      ...);
+    static_assert(hook_feed_checks::check());
   }
   template <fixed_string... Names>
   static constexpr void check_run_fetches() {
