@@ -392,3 +392,81 @@ TEST_CASE("GlobalStepWaiterHook on the session's own step: no endless wait",
                                 CapturingLogger{&lines}),
                   std::invalid_argument);
 }
+
+// =============================================================================================
+// run_step_fn and StepContext
+// =============================================================================================
+
+namespace {
+/// Counts its hook events.
+struct EventCounter {
+  int* before;
+  int* after;
+  SessionRunArgs<> before_run(SessionRunContext&) {
+    ++*before;
+    return {};
+  }
+  void after_run(SessionRunContext&, const SessionRunValues<>&) { ++*after; }
+};
+}  // namespace
+
+TEST_CASE("run_step_fn: run_with_hooks is a hook iteration, session().evaluate is not",
+          "[tf_hooks][run_step_fn]") {
+  Model m;
+  m.W.value(0, 0) = 1.0f;
+  int before = 0, after = 0;
+  MonitoredTrainingSession session(m.train_op(), CountingInput{},
+                                   hooks(EventCounter{&before, &after}), m.accuracy());
+  const double result = session.run_step_fn([](auto& step) {
+    // A training step with every hook: run 1 feeds x = 1/4, y = 1: loss = (0.25 - 1)^2.
+    const auto v = step.template run_with_hooks<"loss">();
+    // Read before evaluating: values are views valid until the next run or evaluation.
+    const double loss = v->template get<"loss">().item();
+    // An auxiliary evaluation on another batch: x = 4, y = 1 -> loss = 9, mean(x) = 4.
+    float xv = 4.0f, yv = 1.0f;
+    const auto e = step.session().template evaluate<"loss", "accuracy", "global_step">(
+        feed<"x">(&xv, 1), feed<"y">(&yv, 1));
+    CHECK(e.template get<"loss">().item() == 9.0);
+    CHECK(e.template get<"accuracy">().item() == 4.0);
+    CHECK(e.template get<"global_step">().item_int() == 1);  // the step after run 1
+    return loss;
+  });
+  CHECK(result == 0.5625);
+  CHECK(before == 1);  // one hook iteration: the evaluation called no hook
+  CHECK(after == 1);
+  CHECK(session.global_step() == 1);
+  CHECK_FALSE(session.should_stop());
+  // The next plain run feeds its own batch again (run 2: x = 1/2, y = 2).
+  CHECK(session.run<"loss">()->get<"loss">().item() == 2.25);
+}
+
+TEST_CASE("run_step_fn: request_stop ends training once the step function returns",
+          "[tf_hooks][run_step_fn]") {
+  Model m;
+  MonitoredTrainingSession session(m.train_op(), CountingInput{}, hooks());
+  int steps = 0;
+  while (!session.should_stop()) {
+    session.run_step_fn([&steps](auto& step) {
+      step.run_with_hooks();
+      ++steps;
+      if (steps == 3) step.request_stop();
+      CHECK(step.stop_requested() == (steps == 3));
+    });
+  }
+  CHECK(steps == 3);
+  CHECK(session.global_step() == 3);
+  CHECK_THROWS_AS(session.run(), RuntimeError);  // TF: run after should_stop
+}
+
+TEST_CASE("evaluate without feeds reads the last batch; an unfed placeholder throws",
+          "[tf_hooks][run_step_fn]") {
+  Model m;
+  MonitoredTrainingSession session(m.train_op(), CountingInput{}, hooks(), m.accuracy());
+  CHECK_THROWS_AS(session.evaluate<"accuracy">(), ShapeError);  // nothing fed yet
+  session.run();
+  session.run();
+  CHECK(session.evaluate<"accuracy">().get<"accuracy">().item() == 0.5);  // run 2's x
+  CHECK(session.global_step() == 2);
+  session.close();
+  CHECK_THROWS_AS(session.evaluate<"accuracy">(), RuntimeError);
+}

@@ -32,6 +32,7 @@
 #include <array>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -51,6 +52,7 @@
 #include "hookfuse/session/feeds.hpp"
 #include "hookfuse/session/hook_feeds.hpp"
 #include "hookfuse/session/session_options.hpp"
+#include "hookfuse/session/step_context.hpp"
 
 namespace hookfuse {
 
@@ -154,7 +156,8 @@ struct HookPins<boost::hana::tuple<Hs...>> {
 /// backward pass: the variables whose update is fused are then already updated, the others and
 /// global_step not.) A hook's before_run may also feed placeholders (with_feeds, FeedFnHook;
 /// see session/hook_feeds.hpp for the rules). Each run adds train_op.global_step_increment
-/// (default 1) to the global step.
+/// (default 1) to the global step. run_step_fn(step_fn) runs a user step function with
+/// TensorFlow's StepContext (session/step_context.hpp).
 template <class TrainOpT, class Input, class Hooks, class... Extras>
 class MonitoredTrainingSession {
   using loss_type = decltype(std::declval<TrainOpT&>().loss);
@@ -356,6 +359,55 @@ class MonitoredTrainingSession {
     else
       ran = step(values, [this] { return feed_from_input(); });
     if (!ran) return std::nullopt;
+    return values;
+  }
+
+  /// Runs a user step function, as TensorFlow's MonitoredSession.run_step_fn(step_fn):
+  /// `step_fn(step_context)` receives a StepContext<MonitoredTrainingSession>
+  /// (session/step_context.hpp) whose run_with_hooks(...) is run(...) (hook iterations),
+  /// session() this session for auxiliary evaluate<...>() calls (not hook iterations), and
+  /// request_stop() makes should_stop() true once step_fn returns. Returns what step_fn
+  /// returns (void included). Exceptions from step_fn propagate, as from run().
+  template <class StepFn>
+    requires std::is_invocable_v<StepFn&, StepContext<MonitoredTrainingSession>&>
+  decltype(auto) run_step_fn(StepFn&& step_fn) {
+    StepContext<MonitoredTrainingSession> context(*this);
+    struct StopAfter {  // applies a stop request however step_fn returns
+      StepContext<MonitoredTrainingSession>& c;
+      bool& stop;
+      ~StopAfter() { stop = stop || c.stop_requested(); }
+    } stop_after{context, should_stop_};
+    return std::invoke(step_fn, context);
+  }
+
+  /// Computes the named tensors without a training step: no hook event, no backward pass, no
+  /// update, no global-step increment (TF: `step_context.session.run(fetches, feed_dict)`, an
+  /// auxiliary evaluation). With `feeds`, the placeholders are fed anew (the feeds of the last
+  /// step are dropped, as each run feeds afresh); without, the tensors read the last batch fed.
+  /// Names as in run<...>() except "gradients/<name>" (evaluation has no backward pass: a
+  /// compile error). Throws ShapeError, before computing, when a placeholder a name reads is not
+  /// fed or the feeds' rows differ; RuntimeError after close(). The values stay valid until the
+  /// next run or evaluation.
+  template <fixed_string First, fixed_string... Rest, class... Fs>
+    requires((detail::is_feed<Fs>::value && ...))
+  SessionRunValues<First, Rest...> evaluate(const Fs&... feeds) {
+    check_run_fetches<First, Rest...>();
+    static_assert(!(is_gradient_fetch<First>() || ... || is_gradient_fetch<Rest>()),
+                  "hookfuse: session.evaluate<...>() computes no gradient: fetch "
+                  "\"gradients/<name>\" in a training run (run<...>()) instead");
+    if (closed_) detail::fail<RuntimeError>("hookfuse: evaluate() called after close()");
+    if constexpr (sizeof...(Fs) > 0) {
+      graph_.clear_feeds();
+      (feeds.apply(graph_), ...);
+    }
+    typename graph_type::read_set reads{};
+    check_fetch_fed<First>(reads);
+    (check_fetch_fed<Rest>(reads), ...);
+    graph_.check_same_rows(reads);
+    SessionRunValues<First, Rest...> values;
+    std::size_t k = 0;
+    values.results[k++] = fetch<First>();  // "global_step": the current step
+    ((values.results[k++] = fetch<Rest>()), ...);
     return values;
   }
 
