@@ -165,6 +165,22 @@ TEST_CASE("A hook's inactive args feed nothing (TF: before_run returning None)",
   CHECK(session.run<"accuracy">()->get<"accuracy">().item() == 50.0);
 }
 
+TEST_CASE("A FeedFnHook in an absent ConditionalHook (a chief-only hook off the chief) feeds "
+          "nothing",
+          "[tf_hooks][feed_fn]") {
+  Model m;
+  using Cond = ConditionalHook<FeedFnHook<ConstXFeedFn>>;
+  SECTION("absent: the input's x") {
+    MonitoredTrainingSession session(m.train_op(), CountingInput{}, hooks(Cond()), m.accuracy());
+    CHECK(session.run<"accuracy">()->get<"accuracy">().item() == 0.25);
+  }
+  SECTION("present: the hook's x") {
+    MonitoredTrainingSession session(m.train_op(), CountingInput{},
+                                     hooks(Cond(FeedFnHook(ConstXFeedFn{}), true)), m.accuracy());
+    CHECK(session.run<"accuracy">()->get<"accuracy">().item() == 100.0);
+  }
+}
+
 TEST_CASE("FeedFnHook: a feed of the wrong shape throws ShapeError naming the placeholder",
           "[tf_hooks][feed_fn]") {
   SECTION("two columns for a one-column placeholder") {
