@@ -185,7 +185,7 @@ class ProfilerHook {
       (void)timer_.update_last_triggered_step(global_step);
       save_step_ = global_step;
     }
-    next_step_ = detail::saturating_add(global_step, 1);
+    next_step_ = detail::saturating_add(global_step, ctx.global_step_increment());  // TF: + 1
   }
 
   /// After the last after_run of a timed step: writes timeline-<step>.json when this hook asked
