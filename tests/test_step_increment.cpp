@@ -89,9 +89,7 @@ struct FakeSaver {
     steps->push_back(global_step);
     return std::string(save_path) + "-" + std::to_string(global_step);
   }
-  std::optional<std::string> restore_latest(VariableList, std::string_view) {
-    return std::nullopt;
-  }
+  std::optional<std::string> restore_latest(VariableList, std::string_view) { return std::nullopt; }
 };
 
 }  // namespace

@@ -85,8 +85,8 @@ TEST_CASE("FeedFnHook feeds every placeholder of a run, calling feed_fn before e
   Model m;
   m.W.value(0, 0) = 1.0f;  // loss = (x - y)^2 = (2k - k)^2 = k^2 in run k
   CountingFeedFn fn;
-  MonitoredTrainingSession session(m.train_op(), hook_feeds(1),
-                                   hooks(FeedFnHook(std::ref(fn))), m.accuracy());
+  MonitoredTrainingSession session(m.train_op(), hook_feeds(1), hooks(FeedFnHook(std::ref(fn))),
+                                   m.accuracy());
   for (int k = 1; k <= 3; ++k) {
     const auto v = session.run<"loss", "accuracy">();
     REQUIRE(v.has_value());
@@ -116,8 +116,8 @@ TEST_CASE("FeedFnHook with a caller-fed session: the caller feeds y, the hook x"
           "[tf_hooks][feed_fn]") {
   Model m;
   m.W.value(0, 0) = 1.0f;
-  MonitoredTrainingSession session(m.train_op(), caller_feeds(1),
-                                   hooks(FeedFnHook(ConstXFeedFn{})), m.accuracy());
+  MonitoredTrainingSession session(m.train_op(), caller_feeds(1), hooks(FeedFnHook(ConstXFeedFn{})),
+                                   m.accuracy());
   float y = 98.0f;
   const auto v = session.run<"loss", "accuracy">(feed<"y">(&y, 1));
   CHECK(v->get<"accuracy">().item() == 100.0);
@@ -165,9 +165,10 @@ TEST_CASE("A hook's inactive args feed nothing (TF: before_run returning None)",
   CHECK(session.run<"accuracy">()->get<"accuracy">().item() == 50.0);
 }
 
-TEST_CASE("A FeedFnHook in an absent ConditionalHook (a chief-only hook off the chief) feeds "
-          "nothing",
-          "[tf_hooks][feed_fn]") {
+TEST_CASE(
+    "A FeedFnHook in an absent ConditionalHook (a chief-only hook off the chief) feeds "
+    "nothing",
+    "[tf_hooks][feed_fn]") {
   Model m;
   using Cond = ConditionalHook<FeedFnHook<ConstXFeedFn>>;
   SECTION("absent: the input's x") {
@@ -271,8 +272,7 @@ TEST_CASE("FinalOpsHook copies a non-scalar tensor row by row", "[tf_hooks][fina
 TEST_CASE("FinalOpsHook: a session ending before any batch was fed throws from close()",
           "[tf_hooks][final_ops]") {
   Model m;
-  MonitoredTrainingSession session(m.train_op(), CountingInput{},
-                                   hooks(FinalOpsHook<"loss">()));
+  MonitoredTrainingSession session(m.train_op(), CountingInput{}, hooks(FinalOpsHook<"loss">()));
   CHECK_THROWS_AS(session.close(), ShapeError);  // TF: session.run of an unfed placeholder fails
 }
 
@@ -306,10 +306,9 @@ TEST_CASE("GlobalStepWaiterHook polls every 0.5 s until the step is reached, log
   FakeWorker w;
   Lines lines;
   Model m;
-  MonitoredTrainingSession session(
-      m.train_op(), CountingInput{},
-      hooks(Waiter({.wait_until_step = 2500}, WorkerStep{&w}, WorkerSleep{&w},
-                   CapturingLogger{&lines})));
+  MonitoredTrainingSession session(m.train_op(), CountingInput{},
+                                   hooks(Waiter({.wait_until_step = 2500}, WorkerStep{&w},
+                                                WorkerSleep{&w}, CapturingLogger{&lines})));
   session.run();
   // Reads 0, 300, ..., 2400 (below 2500: 9 sleeps of 0.5 s), then 2700.
   CHECK(w.sleeps == std::vector<double>(9, 0.5));
@@ -337,25 +336,24 @@ TEST_CASE("GlobalStepWaiterHook: wait_until_step <= 0 or a step already reached:
   Lines lines;
   Model m;
   SECTION("0") {
-    MonitoredTrainingSession session(
-        m.train_op(), CountingInput{},
-        hooks(Waiter({.wait_until_step = 0}, WorkerStep{&w}, WorkerSleep{&w},
-                     CapturingLogger{&lines})));
+    MonitoredTrainingSession session(m.train_op(), CountingInput{},
+                                     hooks(Waiter({.wait_until_step = 0}, WorkerStep{&w},
+                                                  WorkerSleep{&w}, CapturingLogger{&lines})));
     session.run();
     CHECK(lines.empty());  // TF returns before logging
   }
   SECTION("reached") {
-    MonitoredTrainingSession session(
-        m.train_op(), CountingInput{},
-        hooks(Waiter({.wait_until_step = 40}, WorkerStep{&w}, WorkerSleep{&w},
-                     CapturingLogger{&lines})));
+    MonitoredTrainingSession session(m.train_op(), CountingInput{},
+                                     hooks(Waiter({.wait_until_step = 40}, WorkerStep{&w},
+                                                  WorkerSleep{&w}, CapturingLogger{&lines})));
     session.run();
     CHECK(lines.size() == 1);  // TF logs the first line before the first read
   }
   CHECK(w.sleeps.empty());
 }
 
-TEST_CASE("GlobalStepWaiterHook: a new session (begin) waits again", "[tf_hooks][global_step_waiter]") {
+TEST_CASE("GlobalStepWaiterHook: a new session (begin) waits again",
+          "[tf_hooks][global_step_waiter]") {
   FakeWorker w;
   Lines lines;
   Waiter hook({.wait_until_step = 600}, WorkerStep{&w}, WorkerSleep{&w}, CapturingLogger{&lines});
@@ -404,9 +402,9 @@ TEST_CASE("GlobalStepWaiterHook on the session's own step: no endless wait",
     CHECK(session.global_step() == 11);
     CHECK(sleeps.empty());
   }
-  CHECK_THROWS_AS(OwnStepWaiter({.wait_until_step = 1, .poll_secs = -1.0}, {}, sleep,
-                                CapturingLogger{&lines}),
-                  std::invalid_argument);
+  CHECK_THROWS_AS(
+      OwnStepWaiter({.wait_until_step = 1, .poll_secs = -1.0}, {}, sleep, CapturingLogger{&lines}),
+      std::invalid_argument);
 }
 
 // =============================================================================================

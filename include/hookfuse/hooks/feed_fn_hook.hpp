@@ -28,18 +28,17 @@ struct HookFeeds {
 };
 inline HookFeeds hook_feeds(Index max_batch_size) {
   if (max_batch_size <= 0)
-    detail::fail<std::invalid_argument>(
-        (detail::ErrorMessage() << "hookfuse: hook_feeds: max_batch_size must be > 0, got "
-                                << static_cast<long long>(max_batch_size))
-            .str());
+    detail::fail<std::invalid_argument>((detail::ErrorMessage()
+                                         << "hookfuse: hook_feeds: max_batch_size must be > 0, got "
+                                         << static_cast<long long>(max_batch_size))
+                                            .str());
   return {max_batch_size};
 }
 
 /// Several feeds as one value, what a FeedFnHook's feed_fn returns to feed more than one
 /// placeholder: `return feed_dict(feed<"x">(xs, rows), feed<"y">(ys, rows));`.
 template <class... Fs>
-  requires((detail::is_feed<Fs>::value && ...))
-constexpr std::tuple<Fs...> feed_dict(Fs... feeds) {
+requires((detail::is_feed<Fs>::value && ...)) constexpr std::tuple<Fs...> feed_dict(Fs... feeds) {
   return std::tuple<Fs...>(feeds...);
 }
 
@@ -72,9 +71,10 @@ class FeedFnHook {
   };
 
  public:
-  static_assert(requires { typename args_for<result_type>::type; },
-                "hookfuse: FeedFnHook: feed_fn must return feed<\"name\">(...) or "
-                "feed_dict(feed<\"a\">(...), feed<\"b\">(...), ...)");
+  static_assert(
+      requires { typename args_for<result_type>::type; },
+      "hookfuse: FeedFnHook: feed_fn must return feed<\"name\">(...) or "
+      "feed_dict(feed<\"a\">(...), feed<\"b\">(...), ...)");
 
   explicit FeedFnHook(FeedFn feed_fn) : feed_fn_(std::move(feed_fn)) {}
 

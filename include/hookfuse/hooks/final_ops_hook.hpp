@@ -84,7 +84,8 @@ class FinalOpsHook {
   template <fixed_string Name>
   std::optional<TensorValue> value() const {
     constexpr std::size_t i = detail::position<Name, Names...>();
-    static_assert(i < sizeof...(Names), "hookfuse: FinalOpsHook::value<Name>: not one of its names");
+    static_assert(i < sizeof...(Names),
+                  "hookfuse: FinalOpsHook::value<Name>: not one of its names");
     if (!values_) return std::nullopt;
     return (*values_)[i < sizeof...(Names) ? i : 0].value();
   }
