@@ -137,6 +137,27 @@ TEST_CASE("ProfilerHook(save_steps = 2): TF's test, runs 2 and 4 save, 1, 3 and 
   }
 }
 
+TEST_CASE("ProfilerHook(save_steps = 4), a train op adding 2 per run: runs 2 and 4 (steps 4, 8)",
+          "[profiler][step_increment]") {
+  ScratchDir dir;
+  hookfuse_test::LrModel m;
+  FakeClock clock;
+  auto op = m.train_op();
+  op.global_step_increment = 2;
+  MonitoredTrainingSession session(
+      op, ConstantInput{},
+      hooks(ProfilerHook<Fake, QuietLogger>({.save_steps = 4, .output_dir = dir.path().string()},
+                                            Fake{&clock})));
+  // Run k ends on global step 2k. Run 1: not traced, timer at step 0, next_step 2 + 2 = 4.
+  // Run 2: should_trigger(4): 4 >= 0 + 4, traced, file 4, next_step 6. Run 3: 6 < 8, no
+  // (next 8). Run 4: traced, file 8. Run 5: 10 < 12, no.
+  const std::vector<std::set<std::int64_t>> expected = {{}, {4}, {4}, {4, 8}, {4, 8}};
+  for (const auto& files : expected) {
+    session.run();
+    CHECK(timeline_steps(dir.path()) == files);
+  }
+}
+
 TEST_CASE("ProfilerHook(save_steps = 3) after a restore at step 10: files 13, 16, 19",
           "[profiler]") {
   ScratchDir dir;

@@ -250,3 +250,63 @@ TEST_CASE("The allocation counters see allocations", "[alloc]") {
   CHECK(news >= 1);
   CHECK(eigen_mallocs >= 1);
 }
+
+TEST_CASE("Session: FeedFnHook, FinalOpsHook, GlobalStepWaiterHook and an increment of 2 "
+          "allocate nothing per step",
+          "[session][alloc]") {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
+  std::uniform_int_distribution<std::int32_t> label(0, kClasses - 1);
+  std::vector<float> features(static_cast<std::size_t>(kExamples * kFeatures));
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(kExamples));
+  for (auto& v : features) v = pixel(rng);
+  for (auto& v : labels) v = label(rng);
+
+  Placeholder<"x", float, kFeatures> x;
+  Placeholder<"labels", std::int32_t, 1> y;
+  nn::Dense<"dense", float> hidden(kFeatures, kHidden, nn::glorot_uniform{1});
+  nn::Dense<"logits", float> out(kHidden, kClasses, nn::glorot_uniform{2});
+  auto logits = named<"logits">(out(relu(hidden(x))));
+  auto loss = named<"loss">(sparse_softmax_cross_entropy(y, logits));
+  auto acc = named<"accuracy">(accuracy(y, logits));
+  GlobalStep gs;
+  auto train_op = GradientDescentOptimizer(0.01).minimize(loss, gs);
+  train_op.global_step_increment = 2;
+
+  // The hook feeds "x" (replacing the input's) from the same preallocated examples, and the
+  // waiter's source is already past its step: after the first run it does nothing.
+  struct XBatches {
+    const std::vector<float>* features;
+    Index offset = -kBatch;
+    auto operator()() {
+      offset = (offset + kBatch) % kExamples;
+      return feed<"x">(features->data() + offset * kFeatures, kBatch, kFeatures);
+    }
+  };
+  struct NoSleep {
+    void operator()(double) const {}
+  };
+  auto source = [] { return std::int64_t{100}; };
+  CountingLogger::State log;
+  MonitoredTrainingSession session(
+      train_op, PreallocatedInput{&features, &labels},
+      hooks(FeedFnHook(XBatches{&features}), FinalOpsHook<"loss", "accuracy">(),
+            GlobalStepWaiterHook<decltype(source), NoSleep, CountingLogger>(
+                {.wait_until_step = 50}, source, {}, {&log})),
+      acc);
+  session.run();  // warm-up
+  std::size_t news = 0;
+  std::size_t eigen_mallocs = 0;
+  {
+    hookfuse_test::NoAllocScope scope;
+    for (int i = 0; i < 10; ++i) session.run();
+    news = scope.news();
+    eigen_mallocs = scope.eigen_mallocs();
+  }
+  CHECK(news == 0);
+  CHECK(eigen_mallocs == 0);
+  CHECK(session.global_step() == 22);
+  CHECK(log.info == 1);  // the waiter's first line only
+  session.close();
+  CHECK(session.hook<1>().final_ops_values().has_value());
+}

@@ -174,6 +174,37 @@ TEST_CASE("SummarySaverHook(save_steps = 8): START and summaries at steps 1, 9, 
   io::SummaryWriterCache::clear();
 }
 
+TEST_CASE("SummarySaverHook(save_steps = 8), a train op adding 2 per run: steps 2, 10, 18, 26, 34",
+          "[summary][summary_saver][step_increment]") {
+  // TF's cadence with the step a run ends on = the step before it + 2: the first run writes (at
+  // 2), then a run writes when the step it ends on is >= last + 8: 10, 18, 26, 34 (every 4th
+  // run: 1, 5, 9, 13, 17), each with the values of that run (loss = run^2).
+  ScratchDir dir;
+  hookfuse_test::LrModel m;
+  auto summaries = summary::merge(summary::scalar<"loss">(m.loss()));
+  {
+    auto op = m.train_op();
+    op.global_step_increment = 2;
+    MonitoredTrainingSession session(
+        op, CountingInput{},
+        hooks(SummarySaverHook({.save_steps = 8, .output_dir = dir.path()}, summaries)));
+    for (int run = 1; run <= 20; ++run) session.run();
+    CHECK(session.global_step() == 40);
+    session.close();
+  }
+  const auto events = events_of(dir.path());
+  REQUIRE(events.size() >= 2);
+  CHECK(events[1].what == io::Event::What::session_log);
+  CHECK(events[1].step == 2);
+  CHECK(summary_steps(events, "loss") == std::vector<std::int64_t>{2, 10, 18, 26, 34});
+  for (const auto& e : events) {
+    if (e.what != io::Event::What::summary) continue;
+    const double run = static_cast<double>(e.step) / 2.0;
+    CHECK(e.summary.value[0].scalar() == std::optional<double>(run * run));
+  }
+  io::SummaryWriterCache::clear();
+}
+
 TEST_CASE("SummarySaverHook after a restore: START and summaries continue from the global step",
           "[summary][summary_saver]") {
   ScratchDir dir;

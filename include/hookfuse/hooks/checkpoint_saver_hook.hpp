@@ -5,7 +5,9 @@
 //   after_create_session  saves at the current global step ("the state at step global_step",
 //                         also after a restore) and starts the timer there;
 //   before_run            requests global_step (its value before the step);
-//   after_run             when stale_global_step + 1 reaches the timer's next trigger, reads the
+//   after_run             when stale_global_step + the run's increment (TF's steps_per_run,
+//                         here TrainOp::global_step_increment, 1 by default) reaches the
+//                         timer's next trigger, reads the
 //                         real global step and saves if the timer fires for it; a listener's
 //                         after_save returning true then requests a stop;
 //   end                   saves unless the last global step is the one last saved, then calls
@@ -161,8 +163,11 @@ class CheckpointSaverHook {
 
   void after_run(SessionRunContext& ctx, const SessionRunValues<"global_step">& values) {
     const std::int64_t stale_global_step = values.get<"global_step">().item_int();
-    // The common case: one comparison. (stale + 1 saturates: no overflow at INT64_MAX.)
-    if (!timer_.should_trigger_for_step(detail::saturating_add(stale_global_step, 1))) return;
+    // The common case: one comparison. TF's stale + steps_per_run, here the train op's
+    // increment (saturating: no overflow at INT64_MAX).
+    if (!timer_.should_trigger_for_step(
+            detail::saturating_add(stale_global_step, ctx.global_step_increment())))
+      return;
     const std::int64_t global_step = ctx.global_step();
     if (timer_.should_trigger_for_step(global_step)) {
       timer_.update_last_triggered_step(global_step);

@@ -4,7 +4,8 @@
 // the hook declares it:
 //   begin()                            once, before the graph is bound
 //   after_create_session(session)      once, after the graph is bound and variables initialised
-//   before_run(run_context)            every run; returns SessionRunArgs<names...> (what to fetch)
+//   before_run(run_context)            every run; returns SessionRunArgs<names...> (what to fetch),
+//                                      or with_feeds(SessionRunArgs<...>{}, feed<"x">(...), ...)
 //   after_run(run_context, run_values) every run that completes; run_values holds the fetches
 //   end(session)                       once, when the session closes normally or input runs out
 // A method that has one of these names but cannot be called this way is a compile error naming
@@ -40,11 +41,18 @@ template <class T>
 struct is_session_run_args : std::false_type {};
 template <fixed_string... Ns>
 struct is_session_run_args<SessionRunArgs<Ns...>> : std::true_type {};
+template <fixed_string... Ns, class... Fs>
+struct is_session_run_args<SessionRunArgsWithFeeds<SessionRunArgs<Ns...>, Fs...>>
+    : std::true_type {};
 
 template <class Args>
 struct values_of;
 template <fixed_string... Ns>
 struct values_of<SessionRunArgs<Ns...>> {
+  using type = SessionRunValues<Ns...>;
+};
+template <fixed_string... Ns, class... Fs>
+struct values_of<SessionRunArgsWithFeeds<SessionRunArgs<Ns...>, Fs...>> {
   using type = SessionRunValues<Ns...>;
 };
 
@@ -158,7 +166,8 @@ constexpr bool check_hook() {
   if constexpr (DeclaresBeforeRun<Hook>)
     static_assert(HandlesBeforeRun<Hook>,
                   "hookfuse: this hook declares before_run, but it cannot be called as "
-                  "before_run(SessionRunContext&) returning SessionRunArgs<names...>");
+                  "before_run(SessionRunContext&) returning SessionRunArgs<names...> (or "
+                  "with_feeds(SessionRunArgs<names...>{}, feed<\"x\">(...), ...))");
   if constexpr (DeclaresAfterRun<Hook>)
     static_assert(HandlesAfterRun<Hook, run_values_t<Hook>>,
                   "hookfuse: this hook declares after_run, but it cannot be called as "

@@ -179,13 +179,13 @@ class ProfilerHook {
   void after_run(SessionRunContext& ctx, const SessionRunValues<>&) {
     // TF: the first run only starts the timer, at the global step before it.
     if (!next_step_) (void)timer_.update_last_triggered_step(stale_step_);
-    std::int64_t global_step = detail::saturating_add(stale_step_, 1);
+    std::int64_t global_step = detail::saturating_add(stale_step_, ctx.global_step_increment());
     if (request_) {
       global_step = ctx.global_step();  // TF reads the global step again after the train op
       (void)timer_.update_last_triggered_step(global_step);
       save_step_ = global_step;
     }
-    next_step_ = detail::saturating_add(global_step, 1);
+    next_step_ = detail::saturating_add(global_step, ctx.global_step_increment());  // TF: + 1
   }
 
   /// After the last after_run of a timed step: writes timeline-<step>.json when this hook asked

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <tuple>
 #include "hookfuse/detail/eigen.hpp"
 
 #include "hookfuse/fixed_string.hpp"
@@ -24,6 +25,31 @@ struct SessionRunArgs {
   /// The "return None" value of before_run.
   static constexpr SessionRunArgs none() { return SessionRunArgs{false}; }
 };
+
+/// What a before_run that also feeds placeholders returns, TensorFlow's
+/// `SessionRunArgs(fetches, feed_dict)`: the fetches part is a SessionRunArgs<Names...> (its
+/// names, its `active`), `feed_dict` holds feed<"x">(...) entries (session/feeds.hpp; any data
+/// a feed<...>() overload accepts). Build it with with_feeds(SessionRunArgs<...>{}, feeds...).
+/// When `active` is true the session applies the feeds to this run after the input's (and the
+/// caller's) feeds, checked like session.run(feed<"x">(...)): scalar type and placeholder at
+/// compile time, shape before the forward pass (ShapeError naming the placeholder). When it is
+/// false (TF's `return None`) nothing is fetched or fed. Two hooks feeding one placeholder, or a
+/// hook and the caller's run(feed<...>), is a compile error naming the placeholder (TF's
+/// RuntimeError "Same tensor is fed by two hooks." / "... by a SessionRunHook and user."); a
+/// hook feed replaces the input object's feed of the same placeholder for that run (TF: a
+/// feed_dict entry replaces any tensor's value, an input pipeline's included). The data must
+/// stay valid until the run's after_run calls are over.
+template <class Fetches, class... Feeds>
+struct SessionRunArgsWithFeeds : Fetches {
+  std::tuple<Feeds...> feed_dict;
+};
+
+/// `with_feeds(SessionRunArgs<"loss">{}, feed<"x">(xs, rows))`: fetches and a feed_dict.
+template <fixed_string... Names, class... Feeds>
+constexpr SessionRunArgsWithFeeds<SessionRunArgs<Names...>, Feeds...> with_feeds(
+    SessionRunArgs<Names...> fetches, Feeds... feeds) {
+  return {fetches, std::tuple<Feeds...>(feeds...)};
+}
 
 /// The element type of a fetched tensor.
 enum class DType { float32, float64, int32, int64 };
@@ -135,8 +161,11 @@ inline constexpr std::array<std::string_view, sizeof...(Names)> fetch_names{Name
 /// tf.compat.v1.train.SessionRunContext.
 class SessionRunContext {
  public:
-  explicit SessionRunContext(const std::int64_t* global_step, OriginalArgs original_args = {})
-      : global_step_(global_step), original_args_(original_args) {}
+  explicit SessionRunContext(const std::int64_t* global_step, OriginalArgs original_args = {},
+                             std::int64_t global_step_increment = 1)
+      : global_step_(global_step),
+        original_args_(original_args),
+        global_step_increment_(global_step_increment) {}
   /// Ends training after this run; the session's should_stop() becomes true.
   void request_stop() { stop_requested_ = true; }
   bool stop_requested() const { return stop_requested_; }
@@ -144,10 +173,15 @@ class SessionRunContext {
   std::int64_t global_step() const { return *global_step_; }
   /// The caller's arguments to this run (TensorFlow's run_context.original_args).
   const OriginalArgs& original_args() const { return original_args_; }
+  /// What this run adds to the global step (the train op's global_step_increment, >= 0): the
+  /// `steps_per_run` of TensorFlow's step-based hooks, so that the global step after the run is
+  /// the stale one fetched in before_run plus this.
+  std::int64_t global_step_increment() const { return global_step_increment_; }
 
  private:
   const std::int64_t* global_step_;
   OriginalArgs original_args_;
+  std::int64_t global_step_increment_;
   bool stop_requested_ = false;
 };
 

@@ -21,7 +21,9 @@ namespace hookfuse {
 /// `every_n_steps` global steps or every `every_n_secs` seconds. The first trigger (global step
 /// 1 in a fresh run) only sets the baseline, so with every_n_steps = 10 the first report is at
 /// global step 11. Exactly one interval must be given (std::invalid_argument otherwise); when
-/// neither is, every_n_steps = 100 as in TensorFlow.
+/// neither is, every_n_steps = 100 as in TensorFlow. Steps are global steps: with a train op that
+/// adds 2 per run (TrainOp::global_step_increment; TF's steps_per_run) and every_n_steps = 10,
+/// the baseline is at step 2 and reports at steps 12, 22, ..., each of 10 steps (5 runs).
 /// When a run's global step (read before the run's increment) equals the previous run's, it
 /// warns with TensorFlow's text, "It seems that global step (tf.train.get_global_step) has not
 /// been increased. Current value (could be stable): 7 vs previous value: 7. You could increase
@@ -74,7 +76,10 @@ class StepCounterHook {
 
   void after_run(SessionRunContext& ctx, const SessionRunValues<"global_step">& values) {
     const std::int64_t stale = values.get<"global_step">().item_int();
-    if (timer_.should_trigger_for_step(stale + 1)) {
+    // TF's pre-check with steps_per_run = the train op's increment: no clock read between
+    // triggers of a step cadence.
+    if (timer_.should_trigger_for_step(
+            detail::saturating_add(stale, ctx.global_step_increment()))) {
       const std::int64_t global_step = ctx.global_step();
       if (timer_.should_trigger_for_step(global_step)) {
         auto elapsed = timer_.update_last_triggered_step(global_step);

@@ -7,6 +7,7 @@
 
 #include "hookfuse/config.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
+#include "hookfuse/hooks/timer.hpp"
 
 namespace hookfuse {
 
@@ -15,6 +16,9 @@ namespace hookfuse {
 ///   last_step: stop when the global step reaches this value
 /// Exactly one must be given; otherwise std::invalid_argument is thrown (TensorFlow: ValueError).
 /// At least one step runs even when the global step is already past last_step, as in TensorFlow.
+/// The stop comes after the run whose global step (after its increment) is >= the limit: with a
+/// train op that adds 2 per run (TrainOp::global_step_increment), num_steps = 100 from step 0
+/// stops after 50 runs at step 100, and last_step = 101 after 51 runs at step 102.
 class StopAtStepHook {
  public:
   struct Options {
@@ -39,8 +43,10 @@ class StopAtStepHook {
   SessionRunArgs<"global_step"> before_run(SessionRunContext&) { return {}; }
 
   void after_run(SessionRunContext& ctx, const SessionRunValues<"global_step">& values) {
-    // The fetched global step is the value before this run's increment.
-    const std::int64_t global_step = values.get<"global_step">().item_int() + 1;
+    // The fetched global step is the value before this run's increment; TF adds 1 and then
+    // re-reads the step, here the run context knows both the increment and the step after it.
+    const std::int64_t global_step = detail::saturating_add(
+        values.get<"global_step">().item_int(), ctx.global_step_increment());
     if (global_step >= *last_step_ && ctx.global_step() >= *last_step_) ctx.request_stop();
   }
 

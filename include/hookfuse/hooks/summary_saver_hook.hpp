@@ -42,7 +42,9 @@ class SummarySaverHook;
 /// from global step 0 the summaries are at steps 1, 9, 17, 25, ..., and their values are those
 /// of the run that ends there (the forward pass of the run that moved the step from 0 to 1, 8 to
 /// 9, ...). The first run of a session also writes SessionLog{START} at its step (after a
-/// restore from step N: N + 1, then summaries at N + 1, N + 9, ...). One event per firing holds
+/// restore from step N: N + 1, then summaries at N + 1, N + 9, ...). With a train op that adds 2
+/// per run (TrainOp::global_step_increment), "the step the run will end on" is the step before it
+/// plus 2: save_steps = 8 from step 0 writes at steps 2, 10, 18, ... (every 4th run). One event per firing holds
 /// every summary, in list order (TF's merged summary op); scalars in the writer's ScalarForm,
 /// histograms over TF's default buckets. end() flushes the writer.
 ///
@@ -99,7 +101,8 @@ class SummarySaverHook<summary::Merged<Specs...>, C> {
       if constexpr (sizeof...(Specs) > 0)
         writer.add_summary(make_summary(values, writer), global_step);
     }
-    next_step_ = detail::saturating_add(global_step, 1);
+    // The step the next run will end on (TF: global_step + 1; here + the train op's increment).
+    next_step_ = detail::saturating_add(global_step, ctx.global_step_increment());
   }
 
   /// Flushes the writer (TF's end()).

@@ -26,6 +26,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -83,12 +84,24 @@ constexpr bool check_optimizer() {
 /// optimizer that applies the gradients, and the global step it increments. Run it with a
 /// MonitoredTrainingSession. `Optimizer` must satisfy the Optimizer concept (a compile error
 /// naming the type otherwise).
+///
+/// `global_step_increment` (int64, default 1) is what one run adds to the global step, as a TF
+/// train op grouped with `tf.assign_add(global_step, 2)` (or TPU's iterations_per_loop) does:
+///
+///     auto train_op = optimizer.minimize(loss, gs);
+///     train_op.global_step_increment = 2;   // each session.run() moves the step by 2
+///
+/// The session checks it when built: a negative value throws std::invalid_argument (0 is
+/// allowed: a step that does not advance, as with TF's SyncReplicasOptimizer workers, which
+/// StepCounterHook warns about). Hooks see it as SessionRunContext::global_step_increment(),
+/// the `steps_per_run` of TF's step-based hooks.
 template <class LossExpr, class Opt>
 struct TrainOp {
   static_assert(detail::check_optimizer<Opt>());
   LossExpr loss;
   Opt optimizer;
   GlobalStep* global_step;
+  std::int64_t global_step_increment = 1;
 };
 
 /// minimize(loss, global_step) for any optimizer: `loss` must be a [1, 1] tensor.
@@ -97,7 +110,7 @@ auto minimize(const Opt& optimizer, L&& loss, GlobalStep& global_step) {
   using E = expr_t<L>;
   static_assert(E::dims.rows == 1 && E::dims.cols == 1,
                 "hookfuse: minimize() needs a scalar ([1, 1]) loss, e.g. reduce_mean(...)");
-  return TrainOp<E, Opt>{as_expr(std::forward<L>(loss)), optimizer, &global_step};
+  return TrainOp<E, Opt>{as_expr(std::forward<L>(loss)), optimizer, &global_step, 1};
 }
 
 }  // namespace hookfuse

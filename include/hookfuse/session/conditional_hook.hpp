@@ -50,7 +50,9 @@ struct ForwardBeforeRun<D, H, true> {
     requires HandlesBeforeRun<H>
   {
     if (auto* h = static_cast<D*>(this)->get_if()) return h->before_run(ctx);
-    return run_args_t<H>{false};  // TensorFlow's `return None`: nothing fetched
+    run_args_t<H> none{};  // TensorFlow's `return None`: nothing fetched (or fed)
+    none.active = false;
+    return none;
   }
 };
 

@@ -32,8 +32,10 @@
 #include <array>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 
@@ -48,7 +50,9 @@
 #include "hookfuse/session/optimizer_slots.hpp"
 #include "hookfuse/session/checkpoint_variables.hpp"
 #include "hookfuse/session/feeds.hpp"
+#include "hookfuse/session/hook_feeds.hpp"
 #include "hookfuse/session/session_options.hpp"
+#include "hookfuse/session/step_context.hpp"
 
 namespace hookfuse {
 
@@ -150,7 +154,10 @@ struct HookPins<boost::hana::tuple<Hs...>> {
 /// (ShapeError otherwise, before anything is computed or any variable updated). (An exception
 /// that a fetched metric throws while it is computed, a label out of range, comes after the
 /// backward pass: the variables whose update is fused are then already updated, the others and
-/// global_step not.)
+/// global_step not.) A hook's before_run may also feed placeholders (with_feeds, FeedFnHook;
+/// see session/hook_feeds.hpp for the rules). Each run adds train_op.global_step_increment
+/// (default 1) to the global step. run_step_fn(step_fn) runs a user step function with
+/// TensorFlow's StepContext (session/step_context.hpp).
 template <class TrainOpT, class Input, class Hooks, class... Extras>
 class MonitoredTrainingSession {
   using loss_type = decltype(std::declval<TrainOpT&>().loss);
@@ -239,6 +246,11 @@ class MonitoredTrainingSession {
                   "hookfuse: the input must provide next(), batch_size() and feed(graph), or be "
                   "caller_feeds(max_batch_size)");
     if constexpr (requires { input_.check(graph_); }) input_.check(graph_);
+    if (train_op_.global_step_increment < 0)
+      detail::fail<std::invalid_argument>(
+          (detail::ErrorMessage() << "hookfuse: TrainOp::global_step_increment must be >= 0, got "
+                                  << static_cast<long long>(train_op_.global_step_increment))
+              .str());
     check_hooks();
     restore(*this);
     boost::hana::for_each(hooks_, [this](auto& stored) {
@@ -313,6 +325,7 @@ class MonitoredTrainingSession {
   bool run(const Fs&... feeds) {
     static_assert(caller_fed, "hookfuse: run(feed<...>(...)) needs a session built with "
                               "caller_feeds(max_batch_size) where the input goes");
+    static_assert(hook_feed_checks::template check_caller<Fs...>());
     SessionRunValues<> none;
     return step(none, [&] { return feed_from_caller(feeds...); });
   }
@@ -338,6 +351,7 @@ class MonitoredTrainingSession {
                   "hookfuse: feed<...>(...) arguments go with a session built with "
                   "caller_feeds(max_batch_size), and such a session needs them on every run");
     check_run_fetches<First, Rest...>();
+    static_assert(hook_feed_checks::template check_caller<Fs...>());
     SessionRunValues<First, Rest...> values;
     bool ran = false;
     if constexpr (sizeof...(Fs) > 0)
@@ -345,6 +359,55 @@ class MonitoredTrainingSession {
     else
       ran = step(values, [this] { return feed_from_input(); });
     if (!ran) return std::nullopt;
+    return values;
+  }
+
+  /// Runs a user step function, as TensorFlow's MonitoredSession.run_step_fn(step_fn):
+  /// `step_fn(step_context)` receives a StepContext<MonitoredTrainingSession>
+  /// (session/step_context.hpp) whose run_with_hooks(...) is run(...) (hook iterations),
+  /// session() this session for auxiliary evaluate<...>() calls (not hook iterations), and
+  /// request_stop() makes should_stop() true once step_fn returns. Returns what step_fn
+  /// returns (void included). Exceptions from step_fn propagate, as from run().
+  template <class StepFn>
+    requires std::is_invocable_v<StepFn&, StepContext<MonitoredTrainingSession>&>
+  decltype(auto) run_step_fn(StepFn&& step_fn) {
+    StepContext<MonitoredTrainingSession> context(*this);
+    struct StopAfter {  // applies a stop request however step_fn returns
+      StepContext<MonitoredTrainingSession>& c;
+      bool& stop;
+      ~StopAfter() { stop = stop || c.stop_requested(); }
+    } stop_after{context, should_stop_};
+    return std::invoke(step_fn, context);
+  }
+
+  /// Computes the named tensors without a training step: no hook event, no backward pass, no
+  /// update, no global-step increment (TF: `step_context.session.run(fetches, feed_dict)`, an
+  /// auxiliary evaluation). With `feeds`, the placeholders are fed anew (the feeds of the last
+  /// step are dropped, as each run feeds afresh); without, the tensors read the last batch fed.
+  /// Names as in run<...>() except "gradients/<name>" (evaluation has no backward pass: a
+  /// compile error). Throws ShapeError, before computing, when a placeholder a name reads is not
+  /// fed or the feeds' rows differ; RuntimeError after close(). The values stay valid until the
+  /// next run or evaluation.
+  template <fixed_string First, fixed_string... Rest, class... Fs>
+    requires((detail::is_feed<Fs>::value && ...))
+  SessionRunValues<First, Rest...> evaluate(const Fs&... feeds) {
+    check_run_fetches<First, Rest...>();
+    static_assert(!(is_gradient_fetch<First>() || ... || is_gradient_fetch<Rest>()),
+                  "hookfuse: session.evaluate<...>() computes no gradient: fetch "
+                  "\"gradients/<name>\" in a training run (run<...>()) instead");
+    if (closed_) detail::fail<RuntimeError>("hookfuse: evaluate() called after close()");
+    if constexpr (sizeof...(Fs) > 0) {
+      graph_.clear_feeds();
+      (feeds.apply(graph_), ...);
+    }
+    typename graph_type::read_set reads{};
+    check_fetch_fed<First>(reads);
+    (check_fetch_fed<Rest>(reads), ...);
+    graph_.check_same_rows(reads);
+    SessionRunValues<First, Rest...> values;
+    std::size_t k = 0;
+    values.results[k++] = fetch<First>();  // "global_step": the current step
+    ((values.results[k++] = fetch<Rest>()), ...);
     return values;
   }
 
@@ -433,6 +496,8 @@ class MonitoredTrainingSession {
 
  private:
   static constexpr bool caller_fed = std::is_same_v<Input, CallerFeeds>;
+  /// The compile-time checks of the hooks' feed_dicts (session/hook_feeds.hpp).
+  using hook_feed_checks = typename detail::hook_feeds_of<Hooks>::type;
 
   /// The backward pass with the optimizer's update folded in for the variables update_fused
   /// names (`fuse` false: none, every gradient stored), then the rest of the update.
@@ -556,7 +621,8 @@ class MonitoredTrainingSession {
     if (should_stop()) detail::fail<RuntimeError>(detail::run_after_stop_message);
     in_run_ = true;
     SessionRunContext ctx(&train_op_.global_step->value,
-                          OriginalArgs{detail::fetch_names<Fetch...>});
+                          OriginalArgs{detail::fetch_names<Fetch...>},
+                          train_op_.global_step_increment);
     // Phase timings (hooks/step_timeline.hpp): `marks` is an empty object and every mark() an
     // empty call unless a hook wants them; with one, the clock is read only when a hook asked
     // for this step, decided here, before the first before_run, so that every hook's before_run
@@ -574,6 +640,8 @@ class MonitoredTrainingSession {
       in_run_ = false;
       return false;
     }
+    // The hooks' feed_dicts, after the input's: a hook's feed replaces the input's.
+    hana::for_each(args, [this](const auto& a) { detail::apply_hook_feeds(graph_, a); });
     check_step_feeds<Fetch...>(args);  // before anything is computed or updated
     mark(marks);                       // end of the input
     graph_.forward();
@@ -595,7 +663,7 @@ class MonitoredTrainingSession {
     }
     mark(marks);  // end of the fetches
     apply_unfused<pins>(fuse);
-    ++train_op_.global_step->value;
+    train_op_.global_step->value += train_op_.global_step_increment;
     mark(marks);
     hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
       auto& h = hook_ref(hana::at(hooks_, i));
@@ -665,6 +733,7 @@ class MonitoredTrainingSession {
       detail::check_phase_timing_hook<hook_t<Hs>>(),
       check_names<hook_t<Hs>>(run_args_t<hook_t<Hs>>{})),
      ...);
+    static_assert(hook_feed_checks::check());
   }
   template <fixed_string... Names>
   static constexpr void check_run_fetches() {
