@@ -54,10 +54,10 @@ struct InitialWeights {
 
 /// Builds the model in hookfuse with the Fashion-MNIST example's four hooks (StopAtStepHook,
 /// StepCounterHook every 100 steps, NanTensorHook, LoggingTensorHook on loss and accuracy every
-/// 100 runs; all logging to a NullLogger), a MonitoredTrainingSession on `input`, and calls
-/// body(session). Initial weights as InitialWeights.
-template <class Input, class Body>
-void with_hookfuse_session(Input input, double learning_rate, Body&& body) {
+/// 100 runs; all logging to a NullLogger), a MonitoredTrainingSession on `input` training with
+/// `optimizer`, and calls body(session). Initial weights as InitialWeights.
+template <class Input, class Optimizer, class Body>
+void with_hookfuse_session_using(Input input, Optimizer optimizer, Body&& body) {
   namespace hf = hookfuse;
   hf::Placeholder<"x", float, kIn> x;
   hf::Placeholder<"labels", std::int32_t, 1> labels;
@@ -67,7 +67,7 @@ void with_hookfuse_session(Input input, double learning_rate, Body&& body) {
   auto loss = hf::named<"loss">(hf::sparse_softmax_cross_entropy(labels, logits));
   auto accuracy = hf::named<"accuracy">(hf::accuracy(labels, logits));
   hf::GlobalStep global_step;
-  auto train_op = hf::GradientDescentOptimizer(learning_rate).minimize(loss, global_step);
+  auto train_op = optimizer.minimize(loss, global_step);
   hf::MonitoredTrainingSession session(
       train_op, std::move(input),
       hf::hooks(hf::StopAtStepHook({.last_step = std::numeric_limits<std::int64_t>::max()}),
@@ -77,6 +77,13 @@ void with_hookfuse_session(Input input, double learning_rate, Body&& body) {
                                            "loss", "accuracy">({.every_n_iter = 100})),
       accuracy);
   body(session);
+}
+
+/// with_hookfuse_session_using with GradientDescentOptimizer(learning_rate).
+template <class Input, class Body>
+void with_hookfuse_session(Input input, double learning_rate, Body&& body) {
+  with_hookfuse_session_using(std::move(input), hookfuse::GradientDescentOptimizer(learning_rate),
+                              std::forward<Body>(body));
 }
 
 /// The step written by hand with Eigen, as a user would without a library.

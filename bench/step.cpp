@@ -25,6 +25,17 @@ void BM_hookfuse_step(benchmark::State& state) {
   });
 }
 
+// The hookfuse step with another optimizer than SGD (TensorFlow 1.x's defaults).
+template <class Optimizer>
+void BM_hookfuse_step_optimizer(benchmark::State& state, Optimizer optimizer) {
+  const auto batch = static_cast<hf::Index>(state.range(0));
+  with_hookfuse_session_using(RandomBatch(batch), optimizer, [&](auto& session) {
+    const auto start = std::chrono::steady_clock::now();
+    for (auto _ : state) session.run();
+    report_flops(state, mlp_step_flops(batch), start);
+  });
+}
+
 // The same step written by hand with Eigen. Fused = false: gradients in buffers, then the update,
 // as a user would write it. Fused = true: w -= lr * x^T * d, the gradient never stored.
 template <bool Fused>
@@ -77,6 +88,10 @@ BENCHMARK_TEMPLATE(BM_handwritten_eigen_step, true)
     ->Name("BM_handwritten_eigen_fused_update_step")->Arg(1)->Arg(32)->Arg(128)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_hookfuse_step)->Arg(1)->Arg(32)->Arg(128)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_hookfuse_step_optimizer, momentum, hf::MomentumOptimizer(0.01, 0.9))
+    ->Arg(32)->Arg(128)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_hookfuse_step_optimizer, adam, hf::AdamOptimizer(0.001))
+    ->Arg(32)->Arg(128)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_sgd_update)->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_MAIN();
