@@ -184,7 +184,8 @@ TEST_CASE("LearningRateSchedulerHook: verbose logs each change; a non-finite rat
   s.run();
   s.run();
   const double W = m.W.value(0, 0);
-  CHECK_THROWS_WITH(s.run(), Catch::Contains("non-finite learning rate"));
+  CHECK_THROWS_WITH(s.run(), "LearningRateSchedulerHook: the schedule returned nan at global "
+                             "step 2; a learning rate must be finite and >= 0");
   CHECK(m.W.value(0, 0) == W);  // thrown before the step
   CHECK(m.gs.value == 2);
 }
@@ -319,9 +320,15 @@ TEST_CASE("ReduceLROnPlateauHook: mode and argument checks", "[hooks][plateau]")
   CHECK(hf::ReduceLROnPlateauHook<"loss", hf::NullLogger>({.mode = MonitorMode::max}).maximize());
   CHECK(hf::ReduceLROnPlateauHook<"loss", hf::NullLogger>().best() == INFINITY);
   using H = hf::ReduceLROnPlateauHook<"loss", hf::NullLogger>;
-  CHECK_THROWS_WITH(H({.factor = 1.0}), "ReduceLROnPlateau does not support a factor >= 1.0.");
-  CHECK_THROWS_WITH(H({.factor = -0.5}), Catch::Contains("factor must be >= 0"));
-  CHECK_THROWS_WITH(H({.patience = -1}), Catch::Contains("patience"));
+  CHECK_THROWS_WITH(H({.factor = 1.0}),
+                    "ReduceLROnPlateauHook: factor must be in [0, 1) (Keras does not support a "
+                    "factor >= 1.0), got 1");
+  CHECK_THROWS_WITH(H({.factor = -0.5}), Catch::EndsWith("got -0.5"));
+  CHECK_THROWS_WITH(H({.factor = NAN}), Catch::EndsWith("got nan"));
+  CHECK_THROWS_WITH(H({.patience = -1}),
+                    "ReduceLROnPlateauHook: patience must be >= 0, got -1");
+  CHECK_THROWS_WITH(H({.mode = static_cast<MonitorMode>(7)}),
+                    "ReduceLROnPlateauHook: mode must be automatic, min or max, got 7");
   CHECK_THROWS_WITH(H({.cooldown = -1}), Catch::Contains("cooldown"));
   CHECK_THROWS_WITH(H({.min_delta = -1e-3}), Catch::Contains("min_delta"));
   CHECK_THROWS_WITH(H({.min_lr = NAN}), Catch::Contains("min_lr"));
@@ -339,4 +346,30 @@ TEST_CASE("ReduceLROnPlateauHook: a non-scalar monitored tensor is refused at a 
   hf::SessionRunContext ctx(&step);
   REQUIRE(hook.before_run(ctx).active);
   CHECK_THROWS_WITH(hook.after_run(ctx, values), Catch::Contains("must be a scalar ([1, 1])"));
+}
+
+TEST_CASE("The schedule hooks forget the optimizer when their session ends", "[hooks][plateau]") {
+  // A hook kept with std::ref outlives its session; update() by hand afterwards must not reach
+  // the destroyed optimizer (it throws std::logic_error instead).
+  hf::ReduceLROnPlateauHook<"loss", hf::NullLogger> plateau({.patience = 0});
+  auto schedule = [](std::int64_t) { return 0.05; };
+  hf::LearningRateSchedulerHook<decltype(schedule), hf::NullLogger> scheduler(schedule);
+  {
+    Model m;
+    hf::MonitoredTrainingSession s(hf::GradientDescentOptimizer(0.1).minimize(m.loss(), m.gs),
+                                   SequenceInput{}, hf::hooks(std::ref(plateau)));
+    s.run();
+    // Bound: 100 is worse than run 1's loss ((0.5 - 0.25 - 2)^2 = 3.0625), patience 0: the rate
+    // drops by the factor 0.1.
+    plateau.update(100.0, 1);
+    CHECK(s.optimizer().learning_rate() == Approx(0.01));
+  }
+  CHECK_THROWS_AS(plateau.update(200.0, 2), std::logic_error);  // worse again: would reduce
+  {
+    Model m;
+    hf::MonitoredTrainingSession s(hf::GradientDescentOptimizer(0.1).minimize(m.loss(), m.gs),
+                                   SequenceInput{}, hf::hooks(std::ref(scheduler)));
+    s.run();
+    CHECK(s.optimizer().learning_rate() == 0.05);
+  }
 }

@@ -180,6 +180,38 @@ TEST_CASE("set_learning_rate between steps changes the following updates", "[opt
   CHECK(n.W.value(0, 0) == Approx(0.5 - 0.1 + 0.15).margin(1e-12));
 }
 
+TEST_CASE("Optimizers refuse hyperparameters that would train to NaN or uphill", "[optim]") {
+  CHECK_THROWS_WITH(hf::GradientDescentOptimizer(NAN),
+                    "GradientDescentOptimizer: learning_rate must be finite and >= 0, got nan");
+  CHECK_THROWS_WITH(hf::GradientDescentOptimizer(-0.1),
+                    "GradientDescentOptimizer: learning_rate must be finite and >= 0, got -0.1");
+  CHECK_NOTHROW(hf::GradientDescentOptimizer(0.0));  // 0 freezes the variables
+  CHECK_THROWS_WITH(hf::MomentumOptimizer(INFINITY, 0.9),
+                    "MomentumOptimizer: learning_rate must be finite and >= 0, got inf");
+  CHECK_THROWS_WITH(hf::MomentumOptimizer(0.1, -1.0),
+                    "MomentumOptimizer: momentum must be finite and >= 0, got -1");
+  // 1 - beta1^t = 0 divides by zero; beta2 > 1 takes sqrt of a negative number.
+  CHECK_THROWS_WITH(hf::AdamOptimizer(0.001, 1.0),
+                    "AdamOptimizer: beta1 must be in [0, 1), got 1");
+  CHECK_THROWS_WITH(hf::AdamOptimizer(0.001, 0.9, 1.5),
+                    "AdamOptimizer: beta2 must be in [0, 1), got 1.5");
+  CHECK_THROWS_WITH(hf::AdamOptimizer(0.001, 0.9, 0.999, -1e-8),
+                    "AdamOptimizer: epsilon must be finite and >= 0, got -1e-08");
+  CHECK_THROWS_WITH(hf::RMSPropOptimizer(0.001, 2.0),
+                    "RMSPropOptimizer: decay must be in [0, 1], got 2");
+  CHECK_THROWS_WITH(hf::RMSPropOptimizer(0.001, 0.9, 0.0, -5.0),
+                    "RMSPropOptimizer: epsilon must be finite and >= 0, got -5");
+  // TF1's adagrad.py: ValueError("initial_accumulator_value must be positive").
+  CHECK_THROWS_WITH(hf::AdagradOptimizer(0.1, 0.0),
+                    "AdagradOptimizer: initial_accumulator_value must be finite and > 0 "
+                    "(TensorFlow: positive), got 0");
+  // set_learning_rate checks the same, and keeps the old rate.
+  hf::AdamOptimizer adam(0.001);
+  CHECK_THROWS_WITH(adam.set_learning_rate(-1.0),
+                    "AdamOptimizer: learning_rate must be finite and >= 0, got -1");
+  CHECK(adam.learning_rate() == 0.001);
+}
+
 TEST_CASE("Slots are listed for checkpoints under TensorFlow's names and shapes", "[optim]") {
   const auto names_of = [](auto& session) {
     std::vector<std::string> out;
@@ -268,6 +300,8 @@ TEST_CASE("SGD and Momentum (without Nesterov) fuse their update into the backwa
       s.run(hf::feed<"x">(xs[static_cast<std::size_t>(t)].data(), 1, 2));
     CHECK(m.W.grad(0, 0) == (nesterov ? 2.0 : -7.0));
     CHECK(m.W.grad(1, 0) == (nesterov ? -1.0 : -7.0));
+    STATIC_REQUIRE(decltype(s)::update_fused<"W">);  // may fuse (decided at run time)
+    CHECK(s.update_fused_now<"W">() == !nesterov);
   }
   // A hook reading W's gradient keeps W unfused, b fused: the same values as the hand
   // computation of the first test (W(0,0) = 0.124; b: accum 1, 1.9, 2.71, b = 0.1 - 0.561).
@@ -507,4 +541,46 @@ TEST_CASE("A session with Adam resumed from its checkpoint_dir continues as an u
   s.run(hf::feed<"x">(xs[2].data(), 1, 2));
   const auto uninterrupted = train(hf::AdamOptimizer(0.01));
   for (std::size_t i = 0; i < 3; ++i) CHECK(r.values()[i] == uninterrupted[i]);
+}
+
+namespace {
+/// y = W x with W = 1 at the start, squared error against y; a metric outside the loss, a
+/// cross-entropy of fed logits, throws when its label is out of range.
+struct ThrowingMetricModel {
+  hf::Placeholder<"x", double, 1> x;
+  hf::Placeholder<"y", double, 1> y;
+  hf::Placeholder<"z", double, 2> z;
+  hf::Placeholder<"lab", std::int32_t, 1> lab;
+  hf::Variable<"W", double, 1, 1> W;
+  hf::GlobalStep gs;
+  ThrowingMetricModel() { W.value(0, 0) = 1.0; }
+  auto loss() { return hf::named<"loss">(hf::mean_squared_error(y, hf::matmul(x, W))); }
+  auto xent() { return hf::named<"xent">(hf::sparse_softmax_cross_entropy(lab, z)); }
+};
+}  // namespace
+
+TEST_CASE("Fused Momentum: a fetch that throws leaves the variable and its slot consistent",
+          "[optim]") {
+  // By hand (x = 1, y = 3, lr 0.1, momentum 0.9): step 1: g = 2 (W x - y) x = -4, accum = -4,
+  // W = 1 + 0.4 = 1.4. Step 2: g = 2 (1.4 - 3) = -3.2, accum = 0.9 (-4) - 3.2 = -6.8,
+  // W = 1.4 + 0.68 = 2.08. The second step's metric throws after the backward pass: the fused
+  // update of W has happened with its slot (as for SGD, where the fused variables are updated
+  // when a fetch throws), so W and W/Momentum agree; the global step is not incremented.
+  ThrowingMetricModel m;
+  hf::MonitoredTrainingSession s(hf::MomentumOptimizer(0.1, 0.9).minimize(m.loss(), m.gs),
+                                 hf::caller_feeds(1), hf::hooks(), m.xent());
+  STATIC_REQUIRE(decltype(s)::update_fused<"W">);
+  const std::vector<double> x{1.0}, y{3.0}, z{0.0, 0.0};
+  const std::vector<std::int32_t> good{1}, bad{7};
+  s.run<"xent">(hf::feed<"x">(x, 1), hf::feed<"y">(y, 1), hf::feed<"z">(z, 1),
+                hf::feed<"lab">(good, 1));
+  auto& accum = s.optimizer_slots().slots_of<decltype(m.W)>().slot[0];
+  CHECK(m.W.value(0, 0) == Approx(1.4).margin(1e-12));
+  CHECK(accum(0, 0) == Approx(-4.0).margin(1e-12));
+  CHECK_THROWS_AS(s.run<"xent">(hf::feed<"x">(x, 1), hf::feed<"y">(y, 1), hf::feed<"z">(z, 1),
+                                hf::feed<"lab">(bad, 1)),
+                  hf::InvalidArgumentError);
+  CHECK(accum(0, 0) == Approx(-6.8).margin(1e-12));
+  CHECK(m.W.value(0, 0) == Approx(2.08).margin(1e-12));  // lr * accum applied with the slot
+  CHECK(m.gs.value == 1);
 }

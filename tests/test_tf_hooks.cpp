@@ -8,6 +8,7 @@
 // fed x and y. Waiting uses a fake step source and a fake sleep: no sleeps.
 #include <boost/hana/at.hpp>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <hookfuse/hookfuse.hpp>
@@ -15,6 +16,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "lr_model.hpp"
@@ -251,13 +253,28 @@ TEST_CASE("FinalOpsHook keeps the named tensors' values of the last batch, at en
   CHECK(values[1].value().item_int() == 6);
 }
 
+namespace {
+/// One batch of three rows: x = (1, 2, 3), y = 0.
+struct ThreeRowInput {
+  float xs[3] = {1.0f, 2.0f, 3.0f};
+  float ys[3] = {0.0f, 0.0f, 0.0f};
+  bool given = false;
+  bool next() { return !std::exchange(given, true); }
+  Index batch_size() const { return 3; }
+  template <class G>
+  void feed(G& g) {
+    g.template feed<"x">(xs, 3);
+    g.template feed<"y">(ys, 3);
+  }
+};
+}  // namespace
+
 TEST_CASE("FinalOpsHook copies a non-scalar tensor row by row", "[tf_hooks][final_ops]") {
   Model m;
   FinalOpsHook<"x"> hook;
   {
-    MonitoredTrainingSession session(m.train_op(), caller_feeds(3), hooks(std::ref(hook)));
-    std::vector<float> xs{1.0f, 2.0f, 3.0f}, ys{0.0f, 0.0f, 0.0f};
-    session.run(feed<"x">(xs, 3), feed<"y">(ys, 3));
+    MonitoredTrainingSession session(m.train_op(), ThreeRowInput{}, hooks(std::ref(hook)));
+    session.run();
     session.close();
   }
   const auto x = hook.value<"x">();
@@ -267,6 +284,57 @@ TEST_CASE("FinalOpsHook copies a non-scalar tensor row by row", "[tf_hooks][fina
   CHECK(x->at(0, 0) == 1.0);
   CHECK(x->at(1, 0) == 2.0);
   CHECK(x->at(2, 0) == 3.0);
+}
+
+TEST_CASE("FinalOpsHook in a caller-fed session: a tensor the last run did not compute is refused",
+          "[tf_hooks][final_ops]") {
+  // The caller's batch lives in the loop body and is gone when the session closes: TF's
+  // feed_dict lasts one run, so end() must not compute "accuracy" (not fetched in the last
+  // run) from it. It throws ShapeError instead of reading freed memory (ASan run: no report).
+  Model m;
+  m.W.value(0, 0) = 2.0f;
+  FinalOpsHook<"loss", "accuracy"> hook;
+  MonitoredTrainingSession session(m.train_op(), caller_feeds(2), hooks(std::ref(hook)),
+                                   m.accuracy());
+  for (int k = 1; k <= 2; ++k) {
+    const std::vector<float> xs{1.0f, static_cast<float>(k)}, ys{0.0f, 0.0f};
+    session.run(feed<"x">(xs, 2), feed<"y">(ys, 2));
+  }
+  // "loss" was computed in the last run (x = (1, 2), W = 2, lr 0): ((2·1)² + (2·2)²) / 2 = 10.
+  CHECK(session.fetch<"loss">().item() == 10.0);
+  CHECK_THROWS_AS(session.fetch<"accuracy">(), ShapeError);
+  CHECK_THROWS_AS(session.close(), ShapeError);
+}
+
+TEST_CASE("FinalOpsHook in a caller-fed session: what the last run fetched is kept",
+          "[tf_hooks][final_ops]") {
+  Model m;
+  m.W.value(0, 0) = 2.0f;
+  FinalOpsHook<"accuracy"> hook;
+  {
+    MonitoredTrainingSession session(m.train_op(), caller_feeds(2), hooks(std::ref(hook)),
+                                     m.accuracy());
+    const std::vector<float> xs{1.0f, 3.0f}, ys{0.0f, 0.0f};
+    const auto v = session.run<"accuracy">(feed<"x">(xs, 2), feed<"y">(ys, 2));
+    CHECK(v->get<"accuracy">().item() == 2.0);  // mean(x) = (1 + 3) / 2
+  }
+  REQUIRE(hook.value<"accuracy">().has_value());
+  CHECK(hook.value<"accuracy">()->item() == 2.0);
+}
+
+TEST_CASE("An empty kept value: item() and at() throw instead of reading nothing",
+          "[tf_hooks][final_ops]") {
+  // numpy: .item() of a size-0 array raises ValueError.
+  KeptTensor empty;
+  empty.rows = 0;
+  empty.cols = 1;
+  CHECK_THROWS_WITH(empty.value().item(), "TensorValue: element (0, 0) is outside the [0, 1] tensor");
+  CHECK_THROWS_AS(empty.value().item_int(), std::out_of_range);
+  const float two[2] = {1.0f, 2.0f};
+  const TensorValue t{two, 1, 2, 2, 1, DType::float32};
+  CHECK(t.at(0, 1) == 2.0);
+  CHECK_THROWS_WITH(t.at(1, 0), "TensorValue: element (1, 0) is outside the [1, 2] tensor");
+  CHECK_THROWS_AS(t.at(0, -1), std::out_of_range);
 }
 
 TEST_CASE("FinalOpsHook: a session ending before any batch was fed throws from close()",
@@ -405,6 +473,12 @@ TEST_CASE("GlobalStepWaiterHook on the session's own step: no endless wait",
   CHECK_THROWS_AS(
       OwnStepWaiter({.wait_until_step = 1, .poll_secs = -1.0}, {}, sleep, CapturingLogger{&lines}),
       std::invalid_argument);
+  // An infinite interval would overflow the conversion inside std::this_thread::sleep_for.
+  CHECK_THROWS_WITH(
+      OwnStepWaiter({.wait_until_step = 1, .poll_secs = INFINITY}, {}, sleep,
+                    CapturingLogger{&lines}),
+      Catch::Contains("poll_secs must be in [0, 3600] seconds (TensorFlow polls every 0.5), got "
+                      "inf"));
 }
 
 // =============================================================================================

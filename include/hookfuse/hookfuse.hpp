@@ -15,8 +15,6 @@
 #include "hookfuse/hooks/checkpoint_saver_hook.hpp"
 #include "hookfuse/hooks/concepts.hpp"
 #include "hookfuse/hooks/feed_fn_hook.hpp"
-#include "hookfuse/hooks/final_ops_hook.hpp"
-#include "hookfuse/hooks/global_step_waiter_hook.hpp"
 #include "hookfuse/hooks/learning_rate_scheduler_hook.hpp"
 #include "hookfuse/hooks/logging_tensor_hook.hpp"
 #include "hookfuse/hooks/monitor_mode.hpp"
@@ -50,6 +48,8 @@
 #include "hookfuse/session/session_options.hpp"
 
 #if !defined(HOOKFUSE_CORE_ONLY) && !defined(HOOKFUSE_NO_EXCEPTIONS)
+#include "hookfuse/hooks/final_ops_hook.hpp"
+#include "hookfuse/hooks/global_step_waiter_hook.hpp"
 #include "hookfuse/hooks/summary_saver_hook.hpp"
 #include "hookfuse/hooks/variable_initialization_hook.hpp"
 #include "hookfuse/io/init_from_checkpoint.hpp"

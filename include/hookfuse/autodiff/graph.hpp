@@ -138,7 +138,8 @@ concept LinearUpdate = requires(const Opt& o) {
 /// An optimizer whose update of a fused variable accumulates the gradient into one of its slots
 /// (Momentum without Nesterov: accum = accum * momentum + g, then value -= lr * accum): before
 /// the backward pass before_backward(var) scales the slot, the pass adds every gradient
-/// contribution into accumulation_slot(var) (alpha 1), and apply_fused(var) updates the value
+/// contribution into accumulation_slot(var) (alpha 1), and apply_fused(var) (Graph::
+/// apply_fused_slots, right after the backward pass) updates the value
 /// from it. The slot holds exactly what the unfused update would put there.
 template <class Opt>
 concept SlotAccumulation = requires { requires Opt::fuses_into_slot; };
@@ -344,6 +345,14 @@ class Graph {
     computed_.fill(false);
   }
 
+  /// Marks every placeholder unfed but keeps the values computed so far: a later compute() of a
+  /// tensor not computed yet that reads a placeholder throws ShapeError instead of reading the
+  /// fed memory, which its owner may have freed. A session calls it when a run or evaluation
+  /// fed by the caller returns (TensorFlow's feed_dict lasts one session.run).
+  void release_feeds() {
+    std::apply([](auto&... s) { (clear_fed(s), ...); }, slots_);
+  }
+
   /// Whether the placeholder `Name` was fed since the last clear_feeds().
   template <fixed_string Name>
   bool fed() const {
@@ -414,14 +423,25 @@ class Graph {
     }(std::make_index_sequence<Loss + 1>{});
   }
 
-  /// optimizer.apply(variable) for every variable whose update backward<Pin> did not fold in;
-  /// for a SlotAccumulation optimizer, optimizer.apply_fused(variable) for the others.
+  /// optimizer.apply(variable) for every variable whose update backward<Pin> did not fold in.
   template <class Pin, class Optimizer>
   void apply_unfused(const Optimizer& optimizer) {
     using P = std::conditional_t<detail::fusable_update<Optimizer>, Pin, detail::FuseNone>;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (apply_one<I, P>(optimizer), ...);
     }(std::make_index_sequence<size>{});
+  }
+
+  /// For a SlotAccumulation optimizer, right after backward<Pin>: optimizer.apply_fused(variable)
+  /// for every variable whose gradient backward<Pin> accumulated into its slot, so the slot and
+  /// the value change together, before anything else (a fetch) can throw. No-op otherwise.
+  template <class Pin, class Optimizer>
+  void apply_fused_slots(const Optimizer& optimizer) {
+    if constexpr (detail::SlotAccumulation<Optimizer>) {
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        (apply_fused_one<I, Pin>(optimizer), ...);
+      }(std::make_index_sequence<size>{});
+    }
   }
 
   /// True when the update of the Variable at tape position I is folded into the backward pass
@@ -750,10 +770,13 @@ class Graph {
   template <std::size_t I, class Pin, class Optimizer>
   void apply_one(const Optimizer& optimizer) {
     if constexpr (requires { std::get<I>(slots_).var; }) {
-      if constexpr (!update_fused_at<Pin, I>())
-        optimizer.apply(*std::get<I>(slots_).var);
-      else if constexpr (detail::SlotAccumulation<Optimizer>)
-        optimizer.apply_fused(*std::get<I>(slots_).var);
+      if constexpr (!update_fused_at<Pin, I>()) optimizer.apply(*std::get<I>(slots_).var);
+    }
+  }
+  template <std::size_t I, class Pin, class Optimizer>
+  void apply_fused_one(const Optimizer& optimizer) {
+    if constexpr (requires { std::get<I>(slots_).var; }) {
+      if constexpr (update_fused_at<Pin, I>()) optimizer.apply_fused(*std::get<I>(slots_).var);
     }
   }
 

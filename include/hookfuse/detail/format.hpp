@@ -190,6 +190,13 @@ class ErrorMessage {
   ErrorMessage& operator<<(long v) { return *this << static_cast<long long>(v); }
   ErrorMessage& operator<<(std::size_t v) { return *this << static_cast<long long>(v); }
   ErrorMessage& operator<<(const char* s) { return *this << std::string_view(s); }
+  /// A double as printf's "%g" (nan, inf, -inf spelled out).
+  ErrorMessage& operator<<(double v) {
+    char text[32];
+    char* out = text;
+    append_g(out, text + sizeof text, v);
+    return *this << std::string_view(text, static_cast<std::size_t>(out - text));
+  }
 
 #ifdef HOOKFUSE_EMBEDDED
   std::string_view str() const { return {buf_, static_cast<std::size_t>(out_ - buf_)}; }

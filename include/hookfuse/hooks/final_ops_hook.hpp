@@ -59,6 +59,10 @@ struct KeptTensor {
 /// Read them with final_ops_values() (std::nullopt before end() was called; TF: None) or
 /// value<"name">(). Errors: a tensor that reads a placeholder never fed (the session ended before
 /// any step) throws ShapeError from end(), as TF's session.run fails for an unfed placeholder.
+/// In a session fed by the caller (caller_feeds), a run's feeds last for that run only (TF's
+/// feed_dict), so a tensor the last run did not compute (not fetched by the caller or a hook)
+/// and that reads a placeholder throws ShapeError from end() too: the caller's batch may be gone
+/// (TF: a FinalOpsHook on such a tensor needs final_ops_feed_dict).
 /// Differences from TF: no final_ops_feed_dict (the last batch fed is what the tensors see; a
 /// caller-fed session can run<"name">(feed<...>(...)) instead); the names are a compile-time
 /// list, not a dict or list of tensors.

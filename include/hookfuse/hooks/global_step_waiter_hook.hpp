@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "hookfuse/config.hpp"
+#include "hookfuse/detail/check.hpp"
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/errors.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
@@ -79,8 +80,10 @@ class GlobalStepWaiterHook {
         source_(std::move(source)),
         sleep_(std::move(sleep)),
         logger_(std::move(logger)) {
-    if (!(poll_secs_ >= 0.0))
-      detail::fail<std::invalid_argument>("GlobalStepWaiterHook: poll_secs must be >= 0");
+    // Bounded: an infinite interval would overflow the conversion inside sleep_for (UB).
+    detail::check_argument(poll_secs_ >= 0.0 && poll_secs_ <= 3600.0, "GlobalStepWaiterHook",
+                           "poll_secs", "in [0, 3600] seconds (TensorFlow polls every 0.5)",
+                           poll_secs_);
   }
 
   /// Starts a session: its first run waits again (TF: `_worker_is_started = False`).

@@ -26,8 +26,9 @@ namespace hookfuse {
 ///
 /// The optimizer is reached in after_create_session through session.optimizer(). With
 /// `verbose`, logs "Step <global step>: LearningRateScheduler setting learning rate to <lr>."
-/// (printf %g) at INFO whenever the rate changes (Keras logs every epoch). A non-finite rate
-/// from the schedule throws std::invalid_argument (Keras: ValueError) before the step runs.
+/// (printf %g) at INFO whenever the rate changes (Keras logs every epoch). A rate from the
+/// schedule that is not finite or is negative throws std::invalid_argument naming the rate and
+/// the step, before the step runs (Keras only checks that the schedule returns a float).
 template <class S, Logger L = StderrLogger>
 class LearningRateSchedulerHook {
   static_assert(LearningRateSchedule<S>,
@@ -49,13 +50,21 @@ class LearningRateSchedulerHook {
   void after_create_session(Session& session) {
     optimizer_ = LearningRateRef(session.optimizer());
   }
+  /// Forgets the session's optimizer (it is destroyed with the session).
+  template <class Session>
+  void end(Session&) {
+    optimizer_ = LearningRateRef();
+  }
 
   SessionRunArgs<> before_run(SessionRunContext& ctx) {
     const std::int64_t step = ctx.global_step();
     const double lr = static_cast<double>(schedule_(step));
-    if (!std::isfinite(lr))
+    if (!(std::isfinite(lr) && lr >= 0))
       detail::fail<std::invalid_argument>(
-          "LearningRateSchedulerHook: the schedule returned a non-finite learning rate");
+          (detail::ErrorMessage() << "LearningRateSchedulerHook: the schedule returned " << lr
+                                  << " at global step " << static_cast<long long>(step)
+                                  << "; a learning rate must be finite and >= 0")
+              .str());
     if (verbose_ && lr != optimizer_.get()) log(step, lr);
     optimizer_.set(lr);
     learning_rate_ = lr;

@@ -4,11 +4,20 @@
 
 #include <string_view>
 
+#include "hookfuse/detail/check.hpp"
+
 namespace hookfuse {
 
 /// min: lower is better (a loss); max: higher is better (an accuracy); automatic: max when the
 /// monitored name contains "acc", min otherwise, as Keras' mode="auto".
 enum class MonitorMode { automatic, min, max };
+
+/// Throws std::invalid_argument naming `who` unless `mode` is one of the three enumerators (a
+/// value cast from an integer; Keras warns about an unknown mode and falls back to auto).
+inline void check_monitor_mode(const char* who, MonitorMode mode) {
+  const auto m = static_cast<int>(mode);
+  detail::check_argument(m >= 0 && m <= 2, who, "mode", "automatic, min or max", m);
+}
 
 /// Whether `mode` means "higher is better" for the tensor named `monitor`.
 constexpr bool maximizes(MonitorMode mode, std::string_view monitor) {

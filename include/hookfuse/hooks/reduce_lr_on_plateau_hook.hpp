@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "hookfuse/config.hpp"
+#include "hookfuse/detail/check.hpp"
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/fixed_string.hpp"
 #include "hookfuse/hooks/monitor_mode.hpp"
@@ -53,21 +54,21 @@ class ReduceLROnPlateauHook {
 
   explicit ReduceLROnPlateauHook(Options options = {}, L logger = L{})
       : o_(options), maximize_(maximizes(options.mode, Monitor.view())), logger_(logger) {
-    if (!(o_.factor < 1.0))
-      detail::fail<std::invalid_argument>("ReduceLROnPlateau does not support a factor >= 1.0.");
-    if (!(o_.factor >= 0.0))
-      detail::fail<std::invalid_argument>("ReduceLROnPlateauHook: factor must be >= 0");
-    if (o_.patience < 0)
-      detail::fail<std::invalid_argument>("ReduceLROnPlateauHook: patience must be >= 0");
-    if (o_.cooldown < 0)
-      detail::fail<std::invalid_argument>("ReduceLROnPlateauHook: cooldown must be >= 0");
-    if (!(o_.min_delta >= 0.0) || !std::isfinite(o_.min_delta))
-      detail::fail<std::invalid_argument>(
-          "ReduceLROnPlateauHook: min_delta must be finite and >= 0");
-    if (!(o_.min_lr >= 0.0) || !std::isfinite(o_.min_lr))
-      detail::fail<std::invalid_argument>("ReduceLROnPlateauHook: min_lr must be finite and >= 0");
-    if (o_.every_n_iter <= 0)
-      detail::fail<std::invalid_argument>("ReduceLROnPlateauHook: every_n_iter must be > 0");
+    // Keras: "ReduceLROnPlateau does not support a factor >= 1.0."
+    detail::check_argument(o_.factor >= 0.0 && o_.factor < 1.0, "ReduceLROnPlateauHook",
+                           "factor", "in [0, 1) (Keras does not support a factor >= 1.0)",
+                           o_.factor);
+    detail::check_argument(o_.patience >= 0, "ReduceLROnPlateauHook", "patience", ">= 0",
+                           o_.patience);
+    detail::check_argument(o_.cooldown >= 0, "ReduceLROnPlateauHook", "cooldown", ">= 0",
+                           o_.cooldown);
+    detail::check_argument(o_.min_delta >= 0.0 && std::isfinite(o_.min_delta),
+                           "ReduceLROnPlateauHook", "min_delta", "finite and >= 0", o_.min_delta);
+    detail::check_argument(o_.min_lr >= 0.0 && std::isfinite(o_.min_lr), "ReduceLROnPlateauHook",
+                           "min_lr", "finite and >= 0", o_.min_lr);
+    detail::check_argument(o_.every_n_iter > 0, "ReduceLROnPlateauHook", "every_n_iter", "> 0",
+                           o_.every_n_iter);
+    check_monitor_mode("ReduceLROnPlateauHook", o_.mode);
     reset();
   }
 
@@ -77,6 +78,12 @@ class ReduceLROnPlateauHook {
   template <class Session>
   void after_create_session(Session& session) {
     optimizer_ = LearningRateRef(session.optimizer());
+  }
+  /// Forgets the session's optimizer: update() after the session ended throws
+  /// std::logic_error instead of reaching a destroyed optimizer.
+  template <class Session>
+  void end(Session&) {
+    optimizer_ = LearningRateRef();
   }
 
   SessionRunArgs<Monitor> before_run(SessionRunContext&) {

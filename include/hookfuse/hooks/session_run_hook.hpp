@@ -5,9 +5,12 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <stdexcept>
 #include <string_view>
 #include <tuple>
+#include "hookfuse/config.hpp"
 #include "hookfuse/detail/eigen.hpp"
+#include "hookfuse/detail/format.hpp"
 
 #include "hookfuse/fixed_string.hpp"
 
@@ -65,8 +68,10 @@ struct TensorValue {
   DType dtype = DType::float32;
 
   Eigen::Index size() const { return rows * cols; }
-  /// Element (i, j) converted to double.
+  /// Element (i, j) converted to double. Throws std::out_of_range naming the index and the
+  /// shape when (i, j) is outside [rows, cols] (an empty tensor has no element).
   double at(Eigen::Index i, Eigen::Index j) const {
+    check_index(i, j);
     const Eigen::Index k = i * row_stride + j * col_stride;
     switch (dtype) {
       case DType::float32: return static_cast<double>(static_cast<const float*>(data)[k]);
@@ -76,12 +81,25 @@ struct TensorValue {
     }
     return 0.0;
   }
-  /// The first element as double, like numpy's item() on a one-element array.
+  /// The first element as double, like numpy's item() on a one-element array; throws
+  /// std::out_of_range for an empty tensor (numpy: ValueError).
   double item() const { return at(0, 0); }
-  /// The first element as an integer (global_step).
+  /// The first element as an integer (global_step); std::out_of_range for an empty tensor.
   std::int64_t item_int() const {
-    return dtype == DType::int64 ? *static_cast<const std::int64_t*>(data)
-                                 : static_cast<std::int64_t>(item());
+    if (dtype != DType::int64) return static_cast<std::int64_t>(item());
+    check_index(0, 0);
+    return *static_cast<const std::int64_t*>(data);
+  }
+
+ private:
+  void check_index(Eigen::Index i, Eigen::Index j) const {
+    if (i < 0 || j < 0 || i >= rows || j >= cols)
+      detail::fail<std::out_of_range>(
+          (detail::ErrorMessage() << "TensorValue: element (" << static_cast<long long>(i)
+                                  << ", " << static_cast<long long>(j)
+                                  << ") is outside the [" << static_cast<long long>(rows) << ", "
+                                  << static_cast<long long>(cols) << "] tensor")
+              .str());
   }
 };
 

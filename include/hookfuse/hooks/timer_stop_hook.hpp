@@ -10,6 +10,7 @@
 
 #include "hookfuse/clock.hpp"
 #include "hookfuse/config.hpp"
+#include "hookfuse/detail/check.hpp"
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
 #include "hookfuse/logging.hpp"
@@ -37,10 +38,10 @@ class TimerStopHook {
         every_n_iter_(options.every_n_iter),
         clock_(clock),
         logger_(logger) {
-    if (!(seconds_ >= 0.0) || !std::isfinite(seconds_))
-      detail::fail<std::invalid_argument>("TimerStopHook: seconds must be finite and >= 0");
-    if (every_n_iter_ <= 0)
-      detail::fail<std::invalid_argument>("TimerStopHook: every_n_iter must be > 0");
+    detail::check_argument(seconds_ >= 0.0 && std::isfinite(seconds_), "TimerStopHook", "seconds",
+                           "finite and >= 0", seconds_);
+    detail::check_argument(every_n_iter_ > 0, "TimerStopHook", "every_n_iter", "> 0",
+                           every_n_iter_);
   }
 
   template <class Session>

@@ -1,6 +1,7 @@
 // hookfuse/optim/adagrad.hpp: Adagrad (tf.compat.v1.train.AdagradOptimizer).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <utility>
 
@@ -21,7 +22,14 @@ class AdagradOptimizer {
   using non_slot_names = SlotNames<>;
 
   explicit AdagradOptimizer(double learning_rate, double initial_accumulator_value = 0.1)
-      : learning_rate_(learning_rate), initial_accumulator_value_(initial_accumulator_value) {}
+      : learning_rate_(learning_rate), initial_accumulator_value_(initial_accumulator_value) {
+    detail::check_learning_rate("AdagradOptimizer", learning_rate);
+    // TF1: ValueError("initial_accumulator_value must be positive").
+    detail::check_argument(
+        std::isfinite(initial_accumulator_value) && initial_accumulator_value > 0,
+        "AdagradOptimizer", "initial_accumulator_value", "finite and > 0 (TensorFlow: positive)",
+        initial_accumulator_value);
+  }
 
   /// The train op (see GradientDescentOptimizer::minimize); `loss` must be [1, 1].
   template <Operand L>
@@ -51,7 +59,11 @@ class AdagradOptimizer {
 
   double learning_rate() const { return learning_rate_; }
   /// Sets the learning rate the following updates use (a schedule hook calls it between steps).
-  void set_learning_rate(double learning_rate) { learning_rate_ = learning_rate; }
+  /// Throws std::invalid_argument unless it is finite and >= 0.
+  void set_learning_rate(double learning_rate) {
+    detail::check_learning_rate("AdagradOptimizer", learning_rate);
+    learning_rate_ = learning_rate;
+  }
   double initial_accumulator_value() const { return initial_accumulator_value_; }
 
  private:

@@ -28,7 +28,15 @@ class AdamOptimizer {
 
   explicit AdamOptimizer(double learning_rate = 0.001, double beta1 = 0.9, double beta2 = 0.999,
                          double epsilon = 1e-8)
-      : learning_rate_(learning_rate), beta1_(beta1), beta2_(beta2), epsilon_(epsilon) {}
+      : learning_rate_(learning_rate), beta1_(beta1), beta2_(beta2), epsilon_(epsilon) {
+    detail::check_learning_rate("AdamOptimizer", learning_rate);
+    detail::check_argument(beta1 >= 0 && beta1 < 1, "AdamOptimizer", "beta1", "in [0, 1)",
+                                 beta1);
+    detail::check_argument(beta2 >= 0 && beta2 < 1, "AdamOptimizer", "beta2", "in [0, 1)",
+                                 beta2);
+    detail::check_argument(std::isfinite(epsilon) && epsilon >= 0, "AdamOptimizer",
+                                 "epsilon", "finite and >= 0", epsilon);
+  }
 
   /// The train op (see GradientDescentOptimizer::minimize); `loss` must be [1, 1].
   template <Operand L>
@@ -71,7 +79,11 @@ class AdamOptimizer {
 
   double learning_rate() const { return learning_rate_; }
   /// Sets the learning rate the following updates use (a schedule hook calls it between steps).
-  void set_learning_rate(double learning_rate) { learning_rate_ = learning_rate; }
+  /// Throws std::invalid_argument unless it is finite and >= 0.
+  void set_learning_rate(double learning_rate) {
+    detail::check_learning_rate("AdamOptimizer", learning_rate);
+    learning_rate_ = learning_rate;
+  }
   double beta1() const { return beta1_; }
   double beta2() const { return beta2_; }
   double epsilon() const { return epsilon_; }

@@ -1,6 +1,7 @@
 // hookfuse/optim/gradient_descent.hpp: plain SGD (tf.compat.v1.train.GradientDescentOptimizer).
 #pragma once
 
+#include <cmath>
 #include <type_traits>
 #include <utility>
 
@@ -15,7 +16,10 @@ namespace hookfuse {
 /// The learning rate is converted to each variable's scalar type (float or double) on use.
 class GradientDescentOptimizer {
  public:
-  explicit GradientDescentOptimizer(double learning_rate) : learning_rate_(learning_rate) {}
+  /// Throws std::invalid_argument unless learning_rate is finite and >= 0.
+  explicit GradientDescentOptimizer(double learning_rate) : learning_rate_(learning_rate) {
+    detail::check_learning_rate("GradientDescentOptimizer", learning_rate);
+  }
 
   /// Builds the train op: each run computes d loss / d v for every Variable the loss depends on,
   /// applies the update (folded into the backward pass when no hook reads the gradient, see
@@ -41,7 +45,11 @@ class GradientDescentOptimizer {
 
   double learning_rate() const { return learning_rate_; }
   /// Sets the learning rate the following updates use (a schedule hook calls it between steps).
-  void set_learning_rate(double learning_rate) { learning_rate_ = learning_rate; }
+  /// Throws std::invalid_argument unless it is finite and >= 0.
+  void set_learning_rate(double learning_rate) {
+    detail::check_learning_rate("GradientDescentOptimizer", learning_rate);
+    learning_rate_ = learning_rate;
+  }
 
  private:
   double learning_rate_;

@@ -1,6 +1,7 @@
 // hookfuse/optim/momentum.hpp: SGD with momentum (tf.compat.v1.train.MomentumOptimizer).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <type_traits>
 #include <utility>
@@ -29,8 +30,13 @@ class MomentumOptimizer {
   using slot_names = SlotNames<"Momentum">;
   using non_slot_names = SlotNames<>;
 
+  /// Throws std::invalid_argument unless learning_rate and momentum are finite and >= 0.
   MomentumOptimizer(double learning_rate, double momentum, bool use_nesterov = false)
-      : learning_rate_(learning_rate), momentum_(momentum), use_nesterov_(use_nesterov) {}
+      : learning_rate_(learning_rate), momentum_(momentum), use_nesterov_(use_nesterov) {
+    detail::check_learning_rate("MomentumOptimizer", learning_rate);
+    detail::check_argument(std::isfinite(momentum) && momentum >= 0, "MomentumOptimizer",
+                                 "momentum", "finite and >= 0", momentum);
+  }
 
   /// The train op (see GradientDescentOptimizer::minimize); `loss` must be [1, 1].
   template <Operand L>
@@ -80,7 +86,11 @@ class MomentumOptimizer {
 
   double learning_rate() const { return learning_rate_; }
   /// Sets the learning rate the following updates use (a schedule hook calls it between steps).
-  void set_learning_rate(double learning_rate) { learning_rate_ = learning_rate; }
+  /// Throws std::invalid_argument unless it is finite and >= 0.
+  void set_learning_rate(double learning_rate) {
+    detail::check_learning_rate("MomentumOptimizer", learning_rate);
+    learning_rate_ = learning_rate;
+  }
   double momentum() const { return momentum_; }
   bool use_nesterov() const { return use_nesterov_; }
 

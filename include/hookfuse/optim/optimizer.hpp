@@ -24,6 +24,7 @@
 // TF uses when a graph holds two ("beta1_power_1").
 #pragma once
 
+#include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +33,8 @@
 #include <utility>
 
 #include "hookfuse/autodiff/expr.hpp"
+#include "hookfuse/config.hpp"
+#include "hookfuse/detail/check.hpp"
 #include "hookfuse/fixed_string.hpp"
 #include "hookfuse/optim/global_step.hpp"
 
@@ -67,6 +70,12 @@ concept Optimizer = requires(O& o, const O& c) {
 };
 
 namespace detail {
+/// A learning rate is finite and >= 0 (0 freezes the variables).
+inline void check_learning_rate(const char* who, double learning_rate) {
+  check_argument(std::isfinite(learning_rate) && learning_rate >= 0, who, "learning_rate",
+                 "finite and >= 0", learning_rate);
+}
+
 /// Fails to compile, naming the type, unless O is an Optimizer.
 template <class O>
 constexpr bool check_optimizer() {

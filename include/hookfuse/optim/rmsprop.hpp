@@ -1,6 +1,7 @@
 // hookfuse/optim/rmsprop.hpp: RMSProp (tf.compat.v1.train.RMSPropOptimizer, not centered).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <utility>
 
@@ -24,7 +25,15 @@ class RMSPropOptimizer {
 
   explicit RMSPropOptimizer(double learning_rate, double decay = 0.9, double momentum = 0.0,
                             double epsilon = 1e-10)
-      : learning_rate_(learning_rate), decay_(decay), momentum_(momentum), epsilon_(epsilon) {}
+      : learning_rate_(learning_rate), decay_(decay), momentum_(momentum), epsilon_(epsilon) {
+    detail::check_learning_rate("RMSPropOptimizer", learning_rate);
+    detail::check_argument(decay >= 0 && decay <= 1, "RMSPropOptimizer", "decay",
+                                 "in [0, 1]", decay);
+    detail::check_argument(std::isfinite(momentum) && momentum >= 0, "RMSPropOptimizer",
+                                 "momentum", "finite and >= 0", momentum);
+    detail::check_argument(std::isfinite(epsilon) && epsilon >= 0, "RMSPropOptimizer",
+                                 "epsilon", "finite and >= 0", epsilon);
+  }
 
   /// The train op (see GradientDescentOptimizer::minimize); `loss` must be [1, 1].
   template <Operand L>
@@ -58,7 +67,11 @@ class RMSPropOptimizer {
 
   double learning_rate() const { return learning_rate_; }
   /// Sets the learning rate the following updates use (a schedule hook calls it between steps).
-  void set_learning_rate(double learning_rate) { learning_rate_ = learning_rate; }
+  /// Throws std::invalid_argument unless it is finite and >= 0.
+  void set_learning_rate(double learning_rate) {
+    detail::check_learning_rate("RMSPropOptimizer", learning_rate);
+    learning_rate_ = learning_rate;
+  }
   double decay() const { return decay_; }
   double momentum() const { return momentum_; }
   double epsilon() const { return epsilon_; }

@@ -20,6 +20,8 @@
 #include <utility>
 
 #include "hookfuse/config.hpp"
+#include "hookfuse/detail/check.hpp"
+#include "hookfuse/detail/format.hpp"
 
 namespace hookfuse {
 
@@ -43,12 +45,12 @@ class ExponentialDecay {
         decay_steps_(decay_steps),
         decay_rate_(decay_rate),
         staircase_(staircase) {
-    if (decay_steps <= 0)
-      detail::fail<std::invalid_argument>("exponential_decay: decay_steps must be > 0");
-    if (!std::isfinite(learning_rate))
-      detail::fail<std::invalid_argument>("exponential_decay: learning_rate must be finite");
-    if (!std::isfinite(decay_rate) || decay_rate < 0.0)
-      detail::fail<std::invalid_argument>("exponential_decay: decay_rate must be finite and >= 0");
+    detail::check_argument(decay_steps > 0, "exponential_decay", "decay_steps", "> 0",
+                           decay_steps);
+    detail::check_argument(std::isfinite(learning_rate), "exponential_decay", "learning_rate",
+                           "finite", learning_rate);
+    detail::check_argument(std::isfinite(decay_rate) && decay_rate >= 0.0, "exponential_decay",
+                           "decay_rate", "finite and >= 0", decay_rate);
   }
 
   double operator()(std::int64_t global_step) const {
@@ -113,10 +115,18 @@ class PiecewiseConstantDecay {
     for (std::size_t i = 1; i < N; ++i)
       if (boundaries_[i] <= boundaries_[i - 1])
         detail::fail<std::invalid_argument>(
-            "piecewise_constant: boundaries must be strictly increasing");
-    for (double v : values_)
-      if (!std::isfinite(v))
-        detail::fail<std::invalid_argument>("piecewise_constant: every value must be finite");
+            (detail::ErrorMessage()
+             << "piecewise_constant: boundaries must be strictly increasing, got boundaries["
+             << i << "] = " << static_cast<long long>(boundaries_[i]) << " after boundaries["
+             << (i - 1) << "] = " << static_cast<long long>(boundaries_[i - 1]))
+                .str());
+    for (std::size_t i = 0; i < N + 1; ++i)
+      if (!std::isfinite(values_[i]))
+        detail::fail<std::invalid_argument>((detail::ErrorMessage()
+                                             << "piecewise_constant: every value must be finite, "
+                                                "got values["
+                                             << i << "] = " << values_[i])
+                                                .str());
   }
 
   std::array<std::int64_t, N> boundaries_{};
@@ -139,12 +149,11 @@ class CosineDecay {
  public:
   CosineDecay(double learning_rate, std::int64_t decay_steps, double alpha = 0.0)
       : learning_rate_(learning_rate), decay_steps_(decay_steps), alpha_(alpha) {
-    if (decay_steps <= 0)
-      detail::fail<std::invalid_argument>("cosine_decay: decay_steps must be > 0");
-    if (!std::isfinite(learning_rate))
-      detail::fail<std::invalid_argument>("cosine_decay: learning_rate must be finite");
-    if (!(alpha >= 0.0 && alpha <= 1.0))
-      detail::fail<std::invalid_argument>("cosine_decay: alpha must be in [0, 1]");
+    detail::check_argument(decay_steps > 0, "cosine_decay", "decay_steps", "> 0", decay_steps);
+    detail::check_argument(std::isfinite(learning_rate), "cosine_decay", "learning_rate",
+                           "finite", learning_rate);
+    detail::check_argument(alpha >= 0.0 && alpha <= 1.0, "cosine_decay", "alpha", "in [0, 1]",
+                           alpha);
   }
 
   double operator()(std::int64_t global_step) const {
@@ -175,10 +184,10 @@ class LinearWarmup {
  public:
   LinearWarmup(S schedule, std::int64_t warmup_steps, double warmup_lr = 0.0)
       : schedule_(std::move(schedule)), warmup_steps_(warmup_steps), warmup_lr_(warmup_lr) {
-    if (warmup_steps < 0)
-      detail::fail<std::invalid_argument>("linear warm-up: warmup_steps must be >= 0");
-    if (!std::isfinite(warmup_lr))
-      detail::fail<std::invalid_argument>("linear warm-up: warmup_lr must be finite");
+    detail::check_argument(warmup_steps >= 0, "linear_warmup", "warmup_steps", ">= 0",
+                           warmup_steps);
+    detail::check_argument(std::isfinite(warmup_lr), "linear_warmup", "warmup_lr", "finite",
+                           warmup_lr);
   }
 
   double operator()(std::int64_t global_step) const {

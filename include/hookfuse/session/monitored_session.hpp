@@ -32,7 +32,6 @@
 #include <array>
 #include <cstdint>
 #include <exception>
-#include <functional>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -289,13 +288,24 @@ class MonitoredTrainingSession {
 #endif
   }
 
-  /// True when run() folds the optimizer's update of the Variable `Name` into the backward pass
-  /// (its gradient is never stored; Variable::grad keeps its old contents). See the file comment
-  /// for when a variable stays unfused.
+  /// True when run() may fold the optimizer's update of the Variable `Name` into the backward
+  /// pass (its gradient is never stored; Variable::grad keeps its old contents). See the file
+  /// comment for when a variable stays unfused. Momentum decides at run time: with
+  /// use_nesterov it stores every gradient although this says true; update_fused_now<Name>()
+  /// gives the answer for this session's optimizer.
   template <fixed_string Name>
   static constexpr bool update_fused = (detail::LinearUpdate<optimizer_type> ||
                                         optimizer_slots_type::fuses_into_slot) &&
                                        graph_type::template update_fused<pins, Name>();
+
+  /// Whether the next run() folds the update of the Variable `Name` into the backward pass:
+  /// update_fused<Name>, and the optimizer allows it now (MomentumOptimizer: not with
+  /// use_nesterov).
+  template <fixed_string Name>
+  bool update_fused_now() const {
+    if constexpr (!update_fused<Name>) return false;
+    else return !optimizer_slots_type::fuses_into_slot || optimizer_slots_.fuse(train_op_.optimizer);
+  }
 
   /// True once a hook requested a stop, the input ran out, or the session was closed.
   bool should_stop() const { return should_stop_ || closed_; }
@@ -377,7 +387,7 @@ class MonitoredTrainingSession {
       bool& stop;
       ~StopAfter() { stop = stop || c.stop_requested(); }
     } stop_after{context, should_stop_};
-    return std::invoke(step_fn, context);
+    return step_fn(context);
   }
 
   /// Computes the named tensors without a training step: no hook event, no backward pass, no
@@ -396,6 +406,9 @@ class MonitoredTrainingSession {
                   "hookfuse: session.evaluate<...>() computes no gradient: fetch "
                   "\"gradients/<name>\" in a training run (run<...>()) instead");
     if (closed_) detail::fail<RuntimeError>("hookfuse: evaluate() called after close()");
+    // The caller's feeds last for this evaluation only (TF's feed_dict): the values computed
+    // here stay readable, and nothing later reads the caller's memory.
+    ReleaseFeeds release{sizeof...(Fs) > 0 ? &graph_ : nullptr};
     if constexpr (sizeof...(Fs) > 0) {
       graph_.clear_feeds();
       (feeds.apply(graph_), ...);
@@ -500,7 +513,9 @@ class MonitoredTrainingSession {
   using hook_feed_checks = typename detail::hook_feeds_of<Hooks>::type;
 
   /// The backward pass with the optimizer's update folded in for the variables update_fused
-  /// names (`fuse` false: none, every gradient stored), then the rest of the update.
+  /// names (`fuse` false: none, every gradient stored). For Momentum the fused variables'
+  /// values are updated from their slots right here too, so that an exception from a later
+  /// fetch never leaves a slot updated and its variable not. apply_unfused does the rest.
   template <class Pin>
   void backward_update(bool fuse) {
     if constexpr (optimizer_slots_type::fuses_into_slot) {
@@ -508,9 +523,12 @@ class MonitoredTrainingSession {
         graph_.template backward<detail::FuseNone>(optimizer_slots_.bind(train_op_.optimizer));
         return;
       }
+      graph_.template backward<Pin>(optimizer_slots_.bind(train_op_.optimizer));
+      graph_.template apply_fused_slots<Pin>(optimizer_slots_.bind(train_op_.optimizer));
+    } else {
+      (void)fuse;
+      graph_.template backward<Pin>(optimizer_slots_.bind(train_op_.optimizer));
     }
-    (void)fuse;
-    graph_.template backward<Pin>(optimizer_slots_.bind(train_op_.optimizer));
   }
   template <class Pin>
   void apply_unfused(bool fuse) {
@@ -525,6 +543,18 @@ class MonitoredTrainingSession {
     graph_.template apply_unfused<Pin>(optimizer_slots_.bind(train_op_.optimizer));
     optimizer_slots_.finish(train_op_.optimizer);
   }
+
+  /// Calls graph.release_feeds() when it goes out of scope (normally or by an exception), unless
+  /// built with nullptr.
+  struct ReleaseFeeds {
+    graph_type* graph;
+    explicit ReleaseFeeds(graph_type* g) : graph(g) {}
+    ReleaseFeeds(const ReleaseFeeds&) = delete;
+    ReleaseFeeds& operator=(const ReleaseFeeds&) = delete;
+    ~ReleaseFeeds() {
+      if (graph != nullptr) graph->release_feeds();
+    }
+  };
 
   /// Feeds the graph from the input object; false at the end of the input.
   bool feed_from_input() {
@@ -619,6 +649,11 @@ class MonitoredTrainingSession {
   bool step(SessionRunValues<Fetch...>& caller, FeedInputs&& feed_inputs) {
     namespace hana = boost::hana;
     if (should_stop()) detail::fail<RuntimeError>(detail::run_after_stop_message);
+    // The feeds of a caller-fed run, or of a session whose hooks feed, last for this run only,
+    // as TF's feed_dict: afterwards (a later fetch, a hook's end()) a tensor not computed in
+    // the run is refused with ShapeError rather than computed from memory that may be gone.
+    // The values this run computed stay readable.
+    ReleaseFeeds release{caller_fed || hook_feed_checks::names.size() > 0 ? &graph_ : nullptr};
     in_run_ = true;
     SessionRunContext ctx(&train_op_.global_step->value,
                           OriginalArgs{detail::fetch_names<Fetch...>},
