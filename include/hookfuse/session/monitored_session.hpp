@@ -13,7 +13,8 @@
 // its "Momentum" slot, see graph.hpp's SlotAccumulation). Adam, RMSProp and Adagrad never fuse;
 // their slots (session/optimizer_slots.hpp) are created when the graph is bound. A variable stays unfused, its
 // gradient stored in Variable::grad and applied after the fetches as before, when a hook
-// requests "gradients/<variable>", when any hook declares `reads_gradients`, or when the
+// requests "gradients/<variable>", when any hook declares `reads_gradients` or is a gradient
+// hook (before_apply_gradients, session/gradient_event.hpp), or when the
 // variable is used more than once in the model. (A hook that requests a variable itself gets a
 // view of it, which shows this run's update in after_run on both paths.) Decided at
 // compile time; see update_fused below.
@@ -50,6 +51,7 @@
 #include "hookfuse/session/optimizer_slots.hpp"
 #include "hookfuse/session/checkpoint_variables.hpp"
 #include "hookfuse/session/feeds.hpp"
+#include "hookfuse/session/gradient_event.hpp"
 #include "hookfuse/session/hook_feeds.hpp"
 #include "hookfuse/session/session_options.hpp"
 #include "hookfuse/session/step_context.hpp"
@@ -110,7 +112,8 @@ struct create_session_tag {};
 
 
 /// The session's fusion policy: a variable is pinned (its gradient stored) when a hook could see
-/// its gradient: it requests "gradients/<variable>" or declares reads_gradients.
+/// its gradient: it requests "gradients/<variable>", declares reads_gradients, or is a gradient
+/// hook (every variable).
 template <class Hooks>
 struct HookPins;
 template <class... Hs>
@@ -122,7 +125,9 @@ struct HookPins<boost::hana::tuple<Hs...>> {
   }
   static constexpr bool pinned(std::string_view var) {
     (void)var;  // unused in a session without hooks
-    return ((ReadsGradients<hook_t<Hs>> || requested(run_args_t<hook_t<Hs>>{}, var)) || ...);
+    return ((ReadsGradients<hook_t<Hs>> || GradientHook<hook_t<Hs>> ||
+             requested(run_args_t<hook_t<Hs>>{}, var)) ||
+            ...);
   }
 };
 }  // namespace detail
@@ -169,6 +174,8 @@ class MonitoredTrainingSession {
   using optimizer_slots_type = detail::OptimizerSlots<optimizer_type, graph_type>;
   /// Which variables keep a stored gradient (detail::HookPins): what update_fused consults.
   using pins = detail::HookPins<Hooks>;
+  /// What a gradient hook's before_apply_gradients receives (session/gradient_event.hpp).
+  using gradient_context = GradientContext<graph_type>;
   static constexpr std::size_t num_hooks = decltype(boost::hana::length(std::declval<Hooks>()))::value;
   /// The timed intervals of a step (detail::StepPhases): `timed` when a hook wants phase
   /// timings (WantsPhaseTimings, hooks/step_timeline.hpp), and then which phases there are.
@@ -650,6 +657,10 @@ class MonitoredTrainingSession {
     const bool fuse = !optimizer_slots_type::fuses_into_slot ||
                       optimizer_slots_.fuse(train_op_.optimizer);
     backward_update<pins>(fuse);
+    if constexpr (detail::has_gradient_hook<Hooks>) {
+      gradient_context gradients(graph_, train_op_.global_step->value);
+      detail::call_before_apply_gradients(hooks_, gradients);
+    }
     mark(marks);
     stale_global_step_ = train_op_.global_step->value;
     hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
