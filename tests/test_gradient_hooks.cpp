@@ -195,6 +195,33 @@ TEST_CASE("A gradient hook stores every gradient; without one the update stays f
   STATIC_REQUIRE(SessionOf<Momentum, hf::GradientClipByValueHook>::update_fused<"b"> == false);
 }
 
+namespace {
+/// Halves the gradient of W only; declares so, so b's update stays fused.
+struct HalveW {
+  using gradient_variables = hf::GradientVariables<"W">;
+  int pairs = 0;
+  void before_apply_gradients(auto& gradients) {
+    gradients.for_each([this](auto& g, std::string_view name) {
+      ++pairs;
+      CHECK(name == "W");
+      g *= 0.5;
+    });
+  }
+};
+}  // namespace
+
+TEST_CASE("A gradient hook that declares gradient_variables pins only those", "[gradient_hooks]") {
+  STATIC_REQUIRE(SessionOf<hf::GradientDescentOptimizer, HalveW>::update_fused<"W"> == false);
+  STATIC_REQUIRE(SessionOf<hf::GradientDescentOptimizer, HalveW>::update_fused<"b">);
+  // x = 2, y = 1: dW = 24 halved to 12, W = 3 - 1.2 = 1.8; db = 12 (fused), b = 1 - 1.2 = -0.2.
+  Model m;
+  HalveW halve;
+  one_step(m, hf::GradientDescentOptimizer(0.1), hf::hooks(std::ref(halve)), 2.0, 1.0);
+  CHECK(halve.pairs == 1);
+  CHECK(m.W.value(0, 0) == Approx(1.8).epsilon(1e-12));
+  CHECK(m.b.value(0, 0) == Approx(-0.2).epsilon(1e-12));
+}
+
 TEST_CASE("Gradient clipping works with Momentum and Adam", "[gradient_hooks]") {
   // Momentum (TF ApplyMomentum): accum = 0.9 * 0 + g = g, var -= lr * accum: the first step is
   // SGD's, with the clipped gradients (dW = 2 sqrt(5), db = sqrt(5) as in the first test).

@@ -21,6 +21,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <string_view>
 #include <type_traits>
 
 #include "hookfuse/hooks/session_run_hook.hpp"
@@ -136,22 +137,50 @@ concept HandlesBeforeApplyGradients = requires(H& h, Context& gradients) {
   h.before_apply_gradients(gradients);
 };
 
-/// A gradient hook: declares before_apply_gradients. The session stores the gradients of every
-/// variable (no fused update) when it has one.
+/// A gradient hook: declares before_apply_gradients. The session stores the gradients of the
+/// variables it touches (no fused update for them): every variable, unless the hook declares
+/// `using gradient_variables = GradientVariables<"dense/kernel", ...>;` (Variables' own names).
 template <class H>
 concept GradientHook = DeclaresBeforeApplyGradients<H>;
 
+/// The variables a gradient hook touches, by their own names (see GradientHook).
+template <fixed_string... Names>
+struct GradientVariables {
+  static constexpr bool contains(std::string_view name) {
+    (void)name;  // unused for an empty list
+    return ((Names.view() == name) || ... || false);
+  }
+};
 namespace detail {
-/// The gradient context a session type hands to before_apply_gradients (void for a session
-/// that never emits the event).
-template <class Session>
+/// Every variable: what a gradient hook touches unless it declares gradient_variables.
+struct AllGradientVariables {
+  static constexpr bool contains(std::string_view) { return true; }
+};
+template <class H>
+struct gradient_variables_of {
+  using type = AllGradientVariables;
+};
+template <class H>
+  requires requires { typename H::gradient_variables; }
+struct gradient_variables_of<H> {
+  using type = typename H::gradient_variables;
+};
+}  // namespace detail
+/// H::gradient_variables, or every variable.
+template <class H>
+using gradient_variables_t = typename detail::gradient_variables_of<H>::type;
+
+namespace detail {
+/// The gradient context a session type hands to hook H's before_apply_gradients (void for a
+/// session that never emits the event).
+template <class Session, class H>
 struct gradient_context_of {
   using type = void;
 };
-template <class Session>
-  requires requires { typename Session::gradient_context; }
-struct gradient_context_of<Session> {
-  using type = typename Session::gradient_context;
+template <class Session, class H>
+  requires requires { typename Session::template gradient_context_for<H>; }
+struct gradient_context_of<Session, H> {
+  using type = typename Session::template gradient_context_for<H>;
 };
 }  // namespace detail
 
@@ -211,7 +240,7 @@ constexpr bool check_hook() {
     static_assert(HandlesEnd<Hook, Session>,
                   "hookfuse: this hook declares end, but it cannot be called as end(session)");
   if constexpr (DeclaresBeforeApplyGradients<Hook>) {
-    using Context = typename detail::gradient_context_of<Session>::type;
+    using Context = typename detail::gradient_context_of<Session, Hook>::type;
     static_assert(!std::is_void_v<Context>,
                   "hookfuse: this hook declares before_apply_gradients, but this session computes "
                   "no gradients and never emits that event (the hook is 'Hook' and the session "

@@ -134,6 +134,8 @@ class ConditionalHook
   using hook_type = hook_t<Stored>;
   /// Pins gradients like the hook it may hold (decided at compile time, present or not).
   static constexpr bool reads_gradients = ReadsGradients<hook_type>;
+  /// The variables the hook touches in before_apply_gradients (every one by default).
+  using gradient_variables = gradient_variables_t<hook_type>;
 
   /// Absent.
   ConditionalHook() = default;

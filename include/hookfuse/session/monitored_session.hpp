@@ -113,7 +113,7 @@ struct create_session_tag {};
 
 /// The session's fusion policy: a variable is pinned (its gradient stored) when a hook could see
 /// its gradient: it requests "gradients/<variable>", declares reads_gradients, or is a gradient
-/// hook (every variable).
+/// hook touching it (every variable unless it declares gradient_variables).
 template <class Hooks>
 struct HookPins;
 template <class... Hs>
@@ -125,7 +125,8 @@ struct HookPins<boost::hana::tuple<Hs...>> {
   }
   static constexpr bool pinned(std::string_view var) {
     (void)var;  // unused in a session without hooks
-    return ((ReadsGradients<hook_t<Hs>> || GradientHook<hook_t<Hs>> ||
+    return ((ReadsGradients<hook_t<Hs>> ||
+             (GradientHook<hook_t<Hs>> && gradient_variables_t<hook_t<Hs>>::contains(var)) ||
              requested(run_args_t<hook_t<Hs>>{}, var)) ||
             ...);
   }
@@ -174,8 +175,9 @@ class MonitoredTrainingSession {
   using optimizer_slots_type = detail::OptimizerSlots<optimizer_type, graph_type>;
   /// Which variables keep a stored gradient (detail::HookPins): what update_fused consults.
   using pins = detail::HookPins<Hooks>;
-  /// What a gradient hook's before_apply_gradients receives (session/gradient_event.hpp).
-  using gradient_context = GradientContext<graph_type>;
+  /// What gradient hook H's before_apply_gradients receives (session/gradient_event.hpp).
+  template <class H>
+  using gradient_context_for = GradientContext<graph_type, gradient_variables_t<H>>;
   static constexpr std::size_t num_hooks = decltype(boost::hana::length(std::declval<Hooks>()))::value;
   /// The timed intervals of a step (detail::StepPhases): `timed` when a hook wants phase
   /// timings (WantsPhaseTimings, hooks/step_timeline.hpp), and then which phases there are.
@@ -658,8 +660,7 @@ class MonitoredTrainingSession {
                       optimizer_slots_.fuse(train_op_.optimizer);
     backward_update<pins>(fuse);
     if constexpr (detail::has_gradient_hook<Hooks>) {
-      gradient_context gradients(graph_, train_op_.global_step->value);
-      detail::call_before_apply_gradients(hooks_, gradients);
+      detail::call_before_apply_gradients(hooks_, graph_, train_op_.global_step->value);
     }
     mark(marks);
     stale_global_step_ = train_op_.global_step->value;
@@ -742,6 +743,7 @@ class MonitoredTrainingSession {
   static constexpr void check_each(std::type_identity<boost::hana::tuple<Hs...>>) {
     ((check_hook<hook_t<Hs>, MonitoredTrainingSession>(),
       detail::check_phase_timing_hook<hook_t<Hs>>(),
+      detail::check_gradient_hook<hook_t<Hs>, graph_type>(),
       check_names<hook_t<Hs>>(run_args_t<hook_t<Hs>>{})),
      ...);
     static_assert(hook_feed_checks::check());
