@@ -17,13 +17,12 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <hookfuse/hookfuse.hpp>
 #include <limits>
 #include <random>
 #include <stdexcept>
 #include <string_view>
 #include <vector>
-
-#include <hookfuse/hookfuse.hpp>
 
 namespace hf = hookfuse;
 
@@ -40,9 +39,7 @@ struct Model {
     W.value(0, 0) = 3.0;
     b.value(0, 0) = 1.0;
   }
-  auto loss() {
-    return hf::named<"loss">(hf::mean_squared_error(y, hf::matmul(x, W) + b));
-  }
+  auto loss() { return hf::named<"loss">(hf::mean_squared_error(y, hf::matmul(x, W) + b)); }
 };
 
 /// A read-only observer: copies the gradients it is shown (by variable name) in the last run.
@@ -52,8 +49,10 @@ struct GradientObserver {
   void before_apply_gradients(const auto& gradients) {
     ++calls;
     gradients.for_each([this](const auto& g, std::string_view name) {
-      if (name == "W") w = g(0, 0);
-      else if (name == "b") b = g(0, 0);
+      if (name == "W")
+        w = g(0, 0);
+      else if (name == "b")
+        b = g(0, 0);
     });
   }
 };
@@ -76,10 +75,11 @@ void one_step(Model& m, const Opt& optimizer, Hooks hooks, double x, double y) {
 }
 
 template <class Opt, class... Hooks>
-using SessionOf = hf::MonitoredTrainingSession<
-    decltype(std::declval<const Opt&>().minimize(std::declval<Model&>().loss(),
-                                                 std::declval<hf::GlobalStep&>())),
-    hf::CallerFeeds, decltype(hf::hooks(std::declval<Hooks>()...))>;
+using SessionOf =
+    hf::MonitoredTrainingSession<decltype(std::declval<const Opt&>().minimize(
+                                     std::declval<Model&>().loss(),
+                                     std::declval<hf::GlobalStep&>())),
+                                 hf::CallerFeeds, decltype(hf::hooks(std::declval<Hooks>()...))>;
 
 }  // namespace
 
@@ -97,9 +97,8 @@ TEST_CASE("GradientClipByNormHook equals tf.clip_by_global_norm on a hand-comput
   hf::GradientClipByNormHook clip(5.0);
   GradientObserver seen;
   GradientFetch fetched;
-  one_step(m, hf::GradientDescentOptimizer(0.1), hf::hooks(std::ref(clip), std::ref(seen),
-                                                           std::ref(fetched)),
-           2.0, 1.0);
+  one_step(m, hf::GradientDescentOptimizer(0.1),
+           hf::hooks(std::ref(clip), std::ref(seen), std::ref(fetched)), 2.0, 1.0);
   CHECK(clip.global_norm() == Approx(norm).epsilon(1e-12));
   CHECK(seen.calls == 1);
   CHECK(seen.w == Approx(dw).epsilon(1e-12));
@@ -222,6 +221,22 @@ TEST_CASE("A gradient hook that declares gradient_variables pins only those", "[
   CHECK(m.b.value(0, 0) == Approx(-0.2).epsilon(1e-12));
 }
 
+TEST_CASE("A chief-only gradient hook (ConditionalHook) gets the event only when present",
+          "[gradient_hooks]") {
+  using Cond = hf::ConditionalHook<std::reference_wrapper<GradientObserver>>;
+  STATIC_REQUIRE(hf::GradientHook<Cond>);
+  STATIC_REQUIRE(SessionOf<hf::GradientDescentOptimizer, Cond>::update_fused<"W"> == false);
+  for (bool present : {true, false}) {
+    INFO("present " << present);
+    Model m;
+    GradientObserver seen;
+    one_step(m, hf::GradientDescentOptimizer(0.1), hf::hooks(Cond(std::ref(seen), present)), 2.0,
+             1.0);
+    CHECK(seen.calls == (present ? 1 : 0));
+    CHECK(m.W.value(0, 0) == Approx(0.6).epsilon(1e-12));  // 3 - 0.1 * 24 either way
+  }
+}
+
 TEST_CASE("Gradient clipping works with Momentum and Adam", "[gradient_hooks]") {
   // Momentum (TF ApplyMomentum): accum = 0.9 * 0 + g = g, var -= lr * accum: the first step is
   // SGD's, with the clipped gradients (dW = 2 sqrt(5), db = sqrt(5) as in the first test).
@@ -258,9 +273,9 @@ TEST_CASE("Gradient clipping hooks check their arguments", "[gradient_hooks]") {
   const double inf = std::numeric_limits<double>::infinity();
   for (double bad : {0.0, -1.0, nan, inf}) {
     INFO("clip_norm " << bad);
-    CHECK_THROWS_MATCHES(hf::GradientClipByNormHook(bad), std::invalid_argument,
-                         Catch::Matchers::Message(
-                             "GradientClipByNormHook: clip_norm must be finite and > 0"));
+    CHECK_THROWS_MATCHES(
+        hf::GradientClipByNormHook(bad), std::invalid_argument,
+        Catch::Matchers::Message("GradientClipByNormHook: clip_norm must be finite and > 0"));
   }
   CHECK_THROWS_MATCHES(hf::GradientClipByValueHook(1.0, -1.0), std::invalid_argument,
                        Catch::Matchers::Message(
@@ -299,9 +314,8 @@ struct FixedBatch {
 struct SumObserver {
   double sum = 0.0;
   void before_apply_gradients(const auto& gradients) {
-    gradients.for_each([this](const auto& g, std::string_view) {
-      sum += static_cast<double>(g.sum());
-    });
+    gradients.for_each(
+        [this](const auto& g, std::string_view) { sum += static_cast<double>(g.sum()); });
   }
 };
 }  // namespace
@@ -312,8 +326,7 @@ TEST_CASE("A step with the clipping hooks allocates nothing", "[gradient_hooks][
   // Runtime sizes: dynamic gradients, so an Eigen temporary would be a heap allocation.
   hf::nn::Dense<"dense", float> hidden(kIn, kHidden, hf::nn::glorot_uniform{1});
   hf::nn::Dense<"logits", float> out(kHidden, kOut, hf::nn::glorot_uniform{2});
-  auto loss =
-      hf::named<"loss">(hf::sparse_softmax_cross_entropy(y, out(hf::relu(hidden(x)))));
+  auto loss = hf::named<"loss">(hf::sparse_softmax_cross_entropy(y, out(hf::relu(hidden(x)))));
   hf::GlobalStep gs;
   hf::GradientClipByNormHook clip(1e-3);  // far below the norm: clips every run
   SumObserver seen;

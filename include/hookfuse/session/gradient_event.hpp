@@ -27,8 +27,8 @@
 #include <boost/hana/for_each.hpp>
 #include <boost/hana/tuple.hpp>
 #include <cstdint>
-#include <tuple>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 
 #include "hookfuse/hooks/concepts.hpp"
@@ -140,8 +140,8 @@ constexpr bool check_gradient_hook() {
 template <class Hooks>
 inline constexpr bool has_gradient_hook = false;
 template <class... Hs>
-inline constexpr bool has_gradient_hook<boost::hana::tuple<Hs...>> =
-    (GradientHook<hook_t<Hs>> || ... || false);
+inline constexpr bool has_gradient_hook<boost::hana::tuple<Hs...>> = (GradientHook<hook_t<Hs>> ||
+                                                                      ... || false);
 }  // namespace detail
 
 }  // namespace hookfuse
