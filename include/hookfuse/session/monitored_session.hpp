@@ -4,8 +4,8 @@
 // Hooks live in a boost::hana::tuple (a std::ref(h) element stands for h). Every event is a
 // compile-time fold over that tuple, and a step is one function (step(), behind run() and
 // run<names...>()): the should_stop check, every hook's before_run, the next batch, forward,
-// backward, the fetches some hook or the caller asked for, the update, every hook's after_run,
-// the stop check. No virtual calls, no std::function, no heap allocation.
+// backward, every gradient hook's before_apply_gradients (session/gradient_event.hpp), the
+// fetches some hook or the caller asked for, the update, every hook's after_run, the stop check. No virtual calls, no std::function, no heap allocation.
 //
 // The fused update: when the optimizer's update is linear in the gradient (SGD), the update of
 // every variable whose gradient no hook can see is folded into the backward pass (the weight-
