@@ -47,8 +47,8 @@ class Variable {
   matrix_type value;
   /// d loss / d value from the last training step, [R, C]; written (not accumulated) by
   /// Graph::backward(). A MonitoredTrainingSession writes it only when the variable's update is
-  /// not fused (a hook requests "gradients/<name>" or declares reads_gradients, see
-  /// docs/hooks.md); otherwise it keeps its old contents.
+  /// not fused (a hook requests "gradients/<name>", declares reads_gradients, or is a gradient
+  /// hook touching it, see docs/hooks.md); otherwise it keeps its old contents.
   matrix_type grad;
 };
 

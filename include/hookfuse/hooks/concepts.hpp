@@ -1,11 +1,14 @@
 // hookfuse/hooks/concepts.hpp: what a hook is, event by event (tf.compat.v1.train.SessionRunHook).
 //
-// A hook is any class. Each of the five events is optional; the session calls a method only if
+// A hook is any class. Each of the six events is optional; the session calls a method only if
 // the hook declares it:
 //   begin()                            once, before the graph is bound
 //   after_create_session(session)      once, after the graph is bound and variables initialised
 //   before_run(run_context)            every run; returns SessionRunArgs<names...> (what to fetch),
 //                                      or with_feeds(SessionRunArgs<...>{}, feed<"x">(...), ...)
+//   before_apply_gradients(gradients)  every run, between the backward pass and the update: the
+//                                      hook may read or change the gradients (a gradient hook,
+//                                      session/gradient_event.hpp; not a TensorFlow hook event)
 //   after_run(run_context, run_values) every run that completes; run_values holds the fetches
 //   end(session)                       once, when the session closes normally or input runs out
 // A method that has one of these names but cannot be called this way is a compile error naming
@@ -18,6 +21,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <string_view>
 #include <type_traits>
 
 #include "hookfuse/hooks/session_run_hook.hpp"
@@ -31,6 +35,7 @@ struct ProtocolNames {
   void before_run();
   void after_run();
   void end();
+  void before_apply_gradients();
 };
 // Taking &Probe<H>::name is ambiguous exactly when H has a member of that name, whatever its
 // signature: that is how a misdeclared method is told apart from an absent one.
@@ -100,10 +105,14 @@ template <class H>
 concept DeclaresAfterRun = std::is_class_v<H> && !requires { &detail::Probe<H>::after_run; };
 template <class H>
 concept DeclaresEnd = std::is_class_v<H> && !requires { &detail::Probe<H>::end; };
-/// H declares at least one of the five protocol methods.
+template <class H>
+concept DeclaresBeforeApplyGradients =
+    std::is_class_v<H> && !requires { &detail::Probe<H>::before_apply_gradients; };
+/// H declares at least one of the six protocol methods.
 template <class H>
 concept DeclaresAnyEvent = DeclaresBegin<H> || DeclaresAfterCreateSession<H> ||
-                           DeclaresBeforeRun<H> || DeclaresAfterRun<H> || DeclaresEnd<H>;
+                           DeclaresBeforeRun<H> || DeclaresAfterRun<H> || DeclaresEnd<H> ||
+                           DeclaresBeforeApplyGradients<H>;
 
 /// H handles the event with a usable signature.
 template <class H>
@@ -121,6 +130,59 @@ concept HandlesAfterRun = requires(H& h, SessionRunContext& ctx, const Values& v
 };
 template <class H, class Session>
 concept HandlesEnd = requires(H& h, Session& s) { h.end(s); };
+/// `Context` is the session's GradientContext (session/gradient_event.hpp); a method taking
+/// `const auto&` (an observer) is callable too, and then sees read-only views.
+template <class H, class Context>
+concept HandlesBeforeApplyGradients = requires(H& h, Context& gradients) {
+  h.before_apply_gradients(gradients);
+};
+
+/// A gradient hook: declares before_apply_gradients. The session stores the gradients of the
+/// variables it touches (no fused update for them): every variable, unless the hook declares
+/// `using gradient_variables = GradientVariables<"dense/kernel", ...>;` (Variables' own names).
+template <class H>
+concept GradientHook = DeclaresBeforeApplyGradients<H>;
+
+/// The variables a gradient hook touches, by their own names (see GradientHook).
+template <fixed_string... Names>
+struct GradientVariables {
+  static constexpr bool contains(std::string_view name) {
+    (void)name;  // unused for an empty list
+    return ((Names.view() == name) || ... || false);
+  }
+};
+namespace detail {
+/// Every variable: what a gradient hook touches unless it declares gradient_variables.
+struct AllGradientVariables {
+  static constexpr bool contains(std::string_view) { return true; }
+};
+template <class H>
+struct gradient_variables_of {
+  using type = AllGradientVariables;
+};
+template <class H>
+  requires requires { typename H::gradient_variables; }
+struct gradient_variables_of<H> {
+  using type = typename H::gradient_variables;
+};
+}  // namespace detail
+/// H::gradient_variables, or every variable.
+template <class H>
+using gradient_variables_t = typename detail::gradient_variables_of<H>::type;
+
+namespace detail {
+/// The gradient context a session type hands to hook H's before_apply_gradients (void for a
+/// session that never emits the event).
+template <class Session, class H>
+struct gradient_context_of {
+  using type = void;
+};
+template <class Session, class H>
+  requires requires { typename Session::template gradient_context_for<H>; }
+struct gradient_context_of<Session, H> {
+  using type = typename Session::template gradient_context_for<H>;
+};
+}  // namespace detail
 
 /// The SessionRunArgs type a hook's before_run returns (SessionRunArgs<> without before_run).
 template <class H>
@@ -145,7 +207,7 @@ concept ReadsGradients = requires { requires bool(H::reads_gradients); };
 
 /// Checks one hook against the protocol for a session type; fails to compile, naming the hook
 /// (in the instantiation context, `Hook = ...`) and the method, when a declared method is not
-/// callable as the protocol calls it, or when the class declares none of the five methods.
+/// callable as the protocol calls it, or when the class declares none of the six methods.
 template <class Hook, class Session>
 constexpr bool check_hook() {
   static_assert(std::is_class_v<Hook>, "hookfuse: a hook must be a class type");
@@ -153,7 +215,8 @@ constexpr bool check_hook() {
   // it does something without any event.
   static_assert(!std::is_class_v<Hook> || DeclaresAnyEvent<Hook> || ReadsGradients<Hook>,
                 "hookfuse: this hook declares none of the protocol methods begin, "
-                "after_create_session, before_run, after_run, end (check their spelling), so it "
+                "after_create_session, before_run, before_apply_gradients, after_run, end (check "
+                "their spelling), so it "
                 "would receive no event (the hook is 'Hook' in the instantiation above; a hook "
                 "kept by reference is passed as hooks(std::ref(h)))");
   if constexpr (DeclaresBegin<Hook>)
@@ -176,6 +239,18 @@ constexpr bool check_hook() {
   if constexpr (DeclaresEnd<Hook>)
     static_assert(HandlesEnd<Hook, Session>,
                   "hookfuse: this hook declares end, but it cannot be called as end(session)");
+  if constexpr (DeclaresBeforeApplyGradients<Hook>) {
+    using Context = typename detail::gradient_context_of<Session, Hook>::type;
+    static_assert(!std::is_void_v<Context>,
+                  "hookfuse: this hook declares before_apply_gradients, but this session computes "
+                  "no gradients and never emits that event (the hook is 'Hook' and the session "
+                  "'Session' in the instantiation above)");
+    if constexpr (!std::is_void_v<Context>)
+      static_assert(HandlesBeforeApplyGradients<Hook, Context>,
+                    "hookfuse: this hook declares before_apply_gradients, but it cannot be called "
+                    "as before_apply_gradients(GradientContext<...>&) (take `auto& gradients` to "
+                    "change them, `const auto& gradients` to read them)");
+  }
   return true;
 }
 

@@ -56,6 +56,17 @@ struct ForwardBeforeRun<D, H, true> {
   }
 };
 
+template <class D, class H, bool = DeclaresBeforeApplyGradients<H>>
+struct ForwardBeforeApplyGradients {};
+template <class D, class H>
+struct ForwardBeforeApplyGradients<D, H, true> {
+  template <class Context>
+    requires HandlesBeforeApplyGradients<H, Context>
+  void before_apply_gradients(Context& gradients) {
+    if (auto* h = static_cast<D*>(this)->get_if()) h->before_apply_gradients(gradients);
+  }
+};
+
 template <class D, class H, bool = DeclaresAfterRun<H>>
 struct ForwardAfterRun {};
 template <class D, class H>
@@ -115,6 +126,7 @@ class ConditionalHook
     : public detail::ForwardBegin<ConditionalHook<Stored>, hook_t<Stored>>,
       public detail::ForwardAfterCreateSession<ConditionalHook<Stored>, hook_t<Stored>>,
       public detail::ForwardBeforeRun<ConditionalHook<Stored>, hook_t<Stored>>,
+      public detail::ForwardBeforeApplyGradients<ConditionalHook<Stored>, hook_t<Stored>>,
       public detail::ForwardAfterRun<ConditionalHook<Stored>, hook_t<Stored>>,
       public detail::ForwardEnd<ConditionalHook<Stored>, hook_t<Stored>>,
       public detail::ForwardPhaseTimings<ConditionalHook<Stored>, hook_t<Stored>> {
@@ -122,6 +134,8 @@ class ConditionalHook
   using hook_type = hook_t<Stored>;
   /// Pins gradients like the hook it may hold (decided at compile time, present or not).
   static constexpr bool reads_gradients = ReadsGradients<hook_type>;
+  /// The variables the hook touches in before_apply_gradients (every one by default).
+  using gradient_variables = gradient_variables_t<hook_type>;
 
   /// Absent.
   ConditionalHook() = default;

@@ -4,8 +4,8 @@
 // Hooks live in a boost::hana::tuple (a std::ref(h) element stands for h). Every event is a
 // compile-time fold over that tuple, and a step is one function (step(), behind run() and
 // run<names...>()): the should_stop check, every hook's before_run, the next batch, forward,
-// backward, the fetches some hook or the caller asked for, the update, every hook's after_run,
-// the stop check. No virtual calls, no std::function, no heap allocation.
+// backward, every gradient hook's before_apply_gradients (session/gradient_event.hpp), the
+// fetches some hook or the caller asked for, the update, every hook's after_run, the stop check. No virtual calls, no std::function, no heap allocation.
 //
 // The fused update: when the optimizer's update is linear in the gradient (SGD), the update of
 // every variable whose gradient no hook can see is folded into the backward pass (the weight-
@@ -13,7 +13,8 @@
 // its "Momentum" slot, see graph.hpp's SlotAccumulation). Adam, RMSProp and Adagrad never fuse;
 // their slots (session/optimizer_slots.hpp) are created when the graph is bound. A variable stays unfused, its
 // gradient stored in Variable::grad and applied after the fetches as before, when a hook
-// requests "gradients/<variable>", when any hook declares `reads_gradients`, or when the
+// requests "gradients/<variable>", when any hook declares `reads_gradients` or is a gradient
+// hook (before_apply_gradients, session/gradient_event.hpp), or when the
 // variable is used more than once in the model. (A hook that requests a variable itself gets a
 // view of it, which shows this run's update in after_run on both paths.) Decided at
 // compile time; see update_fused below.
@@ -49,6 +50,7 @@
 #include "hookfuse/session/optimizer_slots.hpp"
 #include "hookfuse/session/checkpoint_variables.hpp"
 #include "hookfuse/session/feeds.hpp"
+#include "hookfuse/session/gradient_event.hpp"
 #include "hookfuse/session/hook_feeds.hpp"
 #include "hookfuse/session/session_options.hpp"
 #include "hookfuse/session/step_context.hpp"
@@ -109,7 +111,8 @@ struct create_session_tag {};
 
 
 /// The session's fusion policy: a variable is pinned (its gradient stored) when a hook could see
-/// its gradient: it requests "gradients/<variable>" or declares reads_gradients.
+/// its gradient: it requests "gradients/<variable>", declares reads_gradients, or is a gradient
+/// hook touching it (every variable unless it declares gradient_variables).
 template <class Hooks>
 struct HookPins;
 template <class... Hs>
@@ -121,7 +124,10 @@ struct HookPins<boost::hana::tuple<Hs...>> {
   }
   static constexpr bool pinned(std::string_view var) {
     (void)var;  // unused in a session without hooks
-    return ((ReadsGradients<hook_t<Hs>> || requested(run_args_t<hook_t<Hs>>{}, var)) || ...);
+    return ((ReadsGradients<hook_t<Hs>> ||
+             (GradientHook<hook_t<Hs>> && gradient_variables_t<hook_t<Hs>>::contains(var)) ||
+             requested(run_args_t<hook_t<Hs>>{}, var)) ||
+            ...);
   }
 };
 }  // namespace detail
@@ -168,6 +174,9 @@ class MonitoredTrainingSession {
   using optimizer_slots_type = detail::OptimizerSlots<optimizer_type, graph_type>;
   /// Which variables keep a stored gradient (detail::HookPins): what update_fused consults.
   using pins = detail::HookPins<Hooks>;
+  /// What gradient hook H's before_apply_gradients receives (session/gradient_event.hpp).
+  template <class H>
+  using gradient_context_for = GradientContext<graph_type, gradient_variables_t<H>>;
   static constexpr std::size_t num_hooks = decltype(boost::hana::length(std::declval<Hooks>()))::value;
   /// The timed intervals of a step (detail::StepPhases): `timed` when a hook wants phase
   /// timings (WantsPhaseTimings, hooks/step_timeline.hpp), and then which phases there are.
@@ -685,6 +694,9 @@ class MonitoredTrainingSession {
     const bool fuse = !optimizer_slots_type::fuses_into_slot ||
                       optimizer_slots_.fuse(train_op_.optimizer);
     backward_update<pins>(fuse);
+    if constexpr (detail::has_gradient_hook<Hooks>) {
+      detail::call_before_apply_gradients(hooks_, graph_, train_op_.global_step->value);
+    }
     mark(marks);
     stale_global_step_ = train_op_.global_step->value;
     hana::for_each(hana::make_range(hana::size_c<0>, hana::size_c<num_hooks>), [&](auto i) {
@@ -766,6 +778,7 @@ class MonitoredTrainingSession {
   static constexpr void check_each(std::type_identity<boost::hana::tuple<Hs...>>) {
     ((check_hook<hook_t<Hs>, MonitoredTrainingSession>(),
       detail::check_phase_timing_hook<hook_t<Hs>>(),
+      detail::check_gradient_hook<hook_t<Hs>, graph_type>(),
       check_names<hook_t<Hs>>(run_args_t<hook_t<Hs>>{})),
      ...);
     static_assert(hook_feed_checks::check());
