@@ -378,3 +378,42 @@ TEST_CASE("Hook state: ReduceLROnPlateauHook resumes with its reduced rate and c
   s.run();
   CHECK(s.optimizer().learning_rate() == Approx(0.025));
 }
+
+TEST_CASE("Hook state: TimerStopHook resumes its elapsed time (Lightning Timer's time_elapsed)",
+          "[hooks][timer_stop][checkpoint]") {
+  // Budget 5 s, each run takes 1 s (the fake clock advances before it). Process 1 runs 3 times
+  // (elapsed 3 at its last check) and saves at step 3. Process 2 starts at t = 1000 (the time
+  // the job was down does not count): 4 s after its first run, 5 s after its second: stops at
+  // step 5. Without the restored 3 s it would stop at step 8.
+  using Timer = hf::TimerStopHook<hf::ClockRef<hf::FakeClock>, hf::NullLogger>;
+  const std::vector<double> seq(20, 1.0);
+  hookfuse_test::TempDir dir("timer");
+  const fs::path D = dir.path;
+  {
+    hf::FakeClock clock{0.0};
+    Model m;
+    hf::MonitoredTrainingSession s(
+        m.train_op(), SequenceInput{&seq}, Quiet{.checkpoint_dir = D.string()},
+        hf::hooks(hf::StopAtStepHook({.last_step = 3}), Timer({.seconds = 5.0}, {&clock})));
+    while (!s.should_stop()) {
+      clock.advance(1.0);
+      s.run();
+    }
+    CHECK(s.global_step() == 3);
+    s.close();
+  }
+  CHECK(hf::io::CheckpointReader(D / "model.ckpt-3").get_tensor<double>(
+            "hooks/TimerStopHook/elapsed") == std::vector<double>{3.0});
+  hf::FakeClock clock{1000.0};
+  Model m;
+  hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq, 3},
+                                 Quiet{.checkpoint_dir = D.string()},
+                                 hf::hooks(Timer({.seconds = 5.0}, {&clock})));
+  CHECK(s.hook<Timer>().elapsed() == 3.0);
+  while (!s.should_stop()) {
+    clock.advance(1.0);
+    s.run();
+  }
+  CHECK(s.global_step() == 5);
+  CHECK(s.hook<Timer>().stopped_at() == 5);
+}
