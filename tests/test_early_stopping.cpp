@@ -10,6 +10,7 @@
 #include <hookfuse/hookfuse.hpp>
 #include <hookfuse/io/checkpoint_reader.hpp>
 #include <limits>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -116,6 +117,38 @@ TEST_CASE("EarlyStoppingHook: Keras' wait counter and min_delta; restores the be
   REQUIRE(std::fabs(best[0] - last[0]) > 1e-6);
   CHECK(m.W.value(0, 0) == Approx(best[0]).epsilon(1e-12));
   CHECK(m.b.value(0, 0) == Approx(best[1]).epsilon(1e-12));
+}
+
+TEST_CASE("EarlyStoppingHook: the best weights in a caller's buffer (the embedded way)",
+          "[hooks][early_stopping]") {
+  // The sequence of the first case: stops at step 6 with the weights of step 4. W and b are two
+  // doubles: 16 bytes, W first (tape order).
+  const std::vector<double> seq = {5.0, 4.0, 3.95, 3.0, 3.5, 2.95, 1.0, 0.5};
+  std::array<double, 2> buffer{};
+  Model m;
+  hf::MonitoredTrainingSession s(
+      m.train_op(), SequenceInput{&seq},
+      hf::hooks(ES({.min_delta = 0.1,
+                    .patience = 2,
+                    .restore_best_weights = true,
+                    .best_weights_buffer = std::as_writable_bytes(std::span(buffer))})),
+      m.probe());
+  CHECK(ES::best_weights_bytes(s) == 16);
+  run_until_stop(s);
+  CHECK(s.global_step() == 6);
+  const auto best = sgd_by_hand(seq, 4, 0.01);
+  CHECK(buffer[0] == Approx(best[0]).epsilon(1e-12));
+  CHECK(buffer[1] == Approx(best[1]).epsilon(1e-12));
+  CHECK(m.W.value(0, 0) == Approx(best[0]).epsilon(1e-12));
+
+  std::array<double, 1> small{};
+  Model m2;
+  CHECK_THROWS_AS(hf::MonitoredTrainingSession(
+                      m2.train_op(), SequenceInput{&seq},
+                      hf::hooks(ES({.restore_best_weights = true,
+                                    .best_weights_buffer = std::as_writable_bytes(std::span(small))})),
+                      m2.probe()),
+                  std::invalid_argument);
 }
 
 TEST_CASE("EarlyStoppingHook: without restore_best_weights the last weights stay",

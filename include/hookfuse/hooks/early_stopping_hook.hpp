@@ -8,11 +8,14 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#ifndef HOOKFUSE_EMBEDDED
 #include <vector>
+#endif
 
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/format.hpp"
@@ -44,8 +47,10 @@ namespace hookfuse {
 /// that ends otherwise (StopAtStepHook, the end of the input) keeps its last weights (Keras 3
 /// also restores in on_train_end: not done here). If no check ever improved, the copy is the
 /// weights at the first check (as Keras). The copy covers the model's Variables (the loss's
-/// graph and the extras, not the optimizer's slots nor global_step); it is allocated once in
-/// after_create_session (only with restore_best_weights) and a check copies into it, no heap.
+/// graph and the extras, not the optimizer's slots nor global_step); it lives in
+/// Options::best_weights_buffer when given (at least best_weights_bytes(session) bytes: the
+/// only way in HOOKFUSE_EMBEDDED builds), else in a buffer allocated once in
+/// after_create_session (only with restore_best_weights); a check copies into it, no heap.
 /// On the runs between checks it fetches nothing (SessionRunArgs::none()). Unlike Keras, the
 /// value is the fetched value of that run, not an average over the runs since the last check.
 ///
@@ -67,6 +72,8 @@ class EarlyStoppingHook {
     std::optional<double> baseline = std::nullopt;
     bool restore_best_weights = false;
     std::int64_t every_n_iter = 1;
+    /// Where the best weights are copied (restore_best_weights); empty: a buffer of the hook.
+    std::span<std::byte> best_weights_buffer = {};
   };
 
   /// The <hook name> of this hook's checkpoint keys.
@@ -89,16 +96,51 @@ class EarlyStoppingHook {
   /// Keras' on_train_begin: forgets the best value, the counters and the stop.
   void begin() { reset(); }
 
-  /// With restore_best_weights: sizes the copy of the model's Variables (the only allocation).
+  /// With restore_best_weights: where the copy goes (Options::best_weights_buffer, or a buffer
+  /// allocated here, the only allocation). Throws std::invalid_argument when the given buffer
+  /// is smaller than best_weights_bytes(session), or, in HOOKFUSE_EMBEDDED builds, when none is
+  /// given.
   template <class Session>
   void after_create_session(Session& session) {
     have_best_weights_ = false;
     if (!o_.restore_best_weights) return;
-    const auto vars = graph_variables(session.graph());
-    model_vars_.assign(vars.begin(), vars.end());
+    session_ = &session;
+    copy_ = [](void* s, std::byte* buffer, bool to_buffer) {
+      const auto vars = graph_variables(static_cast<Session*>(s)->graph());
+      std::size_t at = 0;
+      for (const CheckpointVariable& v : vars) {
+        const std::size_t n = size_in_bytes(v);
+        if (n > 0 && to_buffer) std::memcpy(buffer + at, v.data, n);
+        if (n > 0 && !to_buffer) std::memcpy(v.data, buffer + at, n);
+        at += n;
+      }
+    };
+    const std::size_t bytes = best_weights_bytes(session);
+    if (!o_.best_weights_buffer.empty()) {
+      if (o_.best_weights_buffer.size() < bytes)
+        detail::fail<std::invalid_argument>(
+            "EarlyStoppingHook: Options::best_weights_buffer is smaller than the model's "
+            "variables (best_weights_bytes(session))");
+      buffer_ = o_.best_weights_buffer.data();
+    } else {
+#ifdef HOOKFUSE_EMBEDDED
+      detail::fail<std::invalid_argument>(
+          "EarlyStoppingHook: restore_best_weights needs Options::best_weights_buffer in an "
+          "embedded build (best_weights_bytes(session) bytes)");
+#else
+      owned_.assign(bytes, std::byte{0});
+      buffer_ = owned_.data();
+#endif
+    }
+  }
+
+  /// The bytes the best-weights copy takes: every Variable of the session's model, elements
+  /// times 4 (float32, int32) or 8 (float64, int64).
+  template <class Session>
+  static std::size_t best_weights_bytes(Session& session) {
     std::size_t bytes = 0;
-    for (const CheckpointVariable& v : model_vars_) bytes += size_in_bytes(v);
-    best_weights_.assign(bytes, std::byte{0});
+    for (const CheckpointVariable& v : graph_variables(session.graph())) bytes += size_in_bytes(v);
+    return bytes;
   }
 
   SessionRunArgs<Monitor> before_run(SessionRunContext&) {
@@ -175,22 +217,11 @@ class EarlyStoppingHook {
     return static_cast<std::size_t>(v.num_elements()) * element;
   }
   void copy_weights() {
-    std::size_t at = 0;
-    for (const CheckpointVariable& v : model_vars_) {
-      const std::size_t n = size_in_bytes(v);
-      if (n > 0) std::memcpy(best_weights_.data() + at, v.data, n);
-      at += n;
-    }
+    if (copy_ == nullptr) return;  // update() by hand, outside a session: no weights
+    copy_(session_, buffer_, true);
     have_best_weights_ = true;
   }
-  void write_back_weights() {
-    std::size_t at = 0;
-    for (const CheckpointVariable& v : model_vars_) {
-      const std::size_t n = size_in_bytes(v);
-      if (n > 0) std::memcpy(v.data, best_weights_.data() + at, n);
-      at += n;
-    }
-  }
+  void write_back_weights() { copy_(session_, buffer_, false); }
 
   void reset() {
     best_ = maximize_ ? -std::numeric_limits<double>::infinity()
@@ -237,8 +268,14 @@ class EarlyStoppingHook {
   std::int64_t runs_to_check_ = 1;
   bool check_ = false;
   bool have_best_weights_ = false;
-  std::vector<CheckpointVariable> model_vars_;  // the model's Variables, set once
-  std::vector<std::byte> best_weights_;         // their bytes at the best check
+  // The best-weights copy: copy_(session_, buffer_, true) saves the model's Variables into
+  // buffer_, false writes them back (set in after_create_session, for its Session type).
+  void* session_ = nullptr;
+  void (*copy_)(void*, std::byte*, bool) = nullptr;
+  std::byte* buffer_ = nullptr;
+#ifndef HOOKFUSE_EMBEDDED
+  std::vector<std::byte> owned_;
+#endif
 };
 
 }  // namespace hookfuse
