@@ -155,8 +155,8 @@ TEST_CASE("EarlyStoppingHook: without restore_best_weights the last weights stay
           "[hooks][early_stopping]") {
   const std::vector<double> seq = {5.0, 4.0, 3.95, 3.0, 3.5, 2.95, 1.0, 0.5};
   Model m;
-  hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq},
-                                 hf::hooks(ES({.min_delta = 0.1, .patience = 2})), m.probe());
+  const ES hook({.min_delta = 0.1, .patience = 2});  // copied into the session
+  hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq}, hf::hooks(hook), m.probe());
   run_until_stop(s);
   CHECK(s.global_step() == 6);
   const auto last = sgd_by_hand(seq, 6, 0.01);

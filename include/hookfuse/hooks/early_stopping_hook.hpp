@@ -14,7 +14,7 @@
 #include <tuple>
 #include <type_traits>
 #ifndef HOOKFUSE_EMBEDDED
-#include <vector>
+#include <memory>
 #endif
 
 #include "hookfuse/config.hpp"
@@ -128,8 +128,8 @@ class EarlyStoppingHook {
           "EarlyStoppingHook: restore_best_weights needs Options::best_weights_buffer in an "
           "embedded build (best_weights_bytes(session) bytes)");
 #else
-      owned_.assign(bytes, std::byte{0});
-      buffer_ = owned_.data();
+      owned_.bytes = std::make_unique<std::byte[]>(bytes);
+      buffer_ = owned_.bytes.get();
 #endif
     }
   }
@@ -274,7 +274,21 @@ class EarlyStoppingHook {
   void (*copy_)(void*, std::byte*, bool) = nullptr;
   std::byte* buffer_ = nullptr;
 #ifndef HOOKFUSE_EMBEDDED
-  std::vector<std::byte> owned_;
+  /// The buffer allocated in after_create_session; a copy of the hook starts without one (a
+  /// session's after_create_session gives it its own).
+  struct OwnedBytes {
+    std::unique_ptr<std::byte[]> bytes;
+    OwnedBytes() = default;
+    OwnedBytes(const OwnedBytes&) {}
+    OwnedBytes& operator=(const OwnedBytes&) {
+      bytes.reset();
+      return *this;
+    }
+    OwnedBytes(OwnedBytes&&) noexcept = default;
+    OwnedBytes& operator=(OwnedBytes&&) noexcept = default;
+    ~OwnedBytes() = default;
+  };
+  OwnedBytes owned_;
 #endif
 };
 
