@@ -143,12 +143,13 @@ TEST_CASE("EarlyStoppingHook: the best weights in a caller's buffer (the embedde
 
   std::array<double, 1> small{};
   Model m2;
-  CHECK_THROWS_AS(hf::MonitoredTrainingSession(
-                      m2.train_op(), SequenceInput{&seq},
-                      hf::hooks(ES({.restore_best_weights = true,
-                                    .best_weights_buffer = std::as_writable_bytes(std::span(small))})),
-                      m2.probe()),
-                  std::invalid_argument);
+  CHECK_THROWS_AS(
+      hf::MonitoredTrainingSession(
+          m2.train_op(), SequenceInput{&seq},
+          hf::hooks(ES({.restore_best_weights = true,
+                        .best_weights_buffer = std::as_writable_bytes(std::span(small))})),
+          m2.probe()),
+      std::invalid_argument);
 }
 
 TEST_CASE("EarlyStoppingHook: without restore_best_weights the last weights stay",
@@ -184,11 +185,10 @@ TEST_CASE("EarlyStoppingHook: a baseline keeps the counter until it is beaten; m
     const std::vector<double> seq = {0.3, 0.4, 0.45, 0.9};
     Model m;
     auto accuracy = hf::named<"accuracy">(hf::reduce_sum(m.x));
-    hf::MonitoredTrainingSession s(
-        m.train_op(), SequenceInput{&seq},
-        hf::hooks(hf::EarlyStoppingHook<"accuracy", hf::NullLogger>({.patience = 2,
-                                                                     .baseline = 0.5})),
-        accuracy);
+    hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq},
+                                   hf::hooks(hf::EarlyStoppingHook<"accuracy", hf::NullLogger>(
+                                       {.patience = 2, .baseline = 0.5})),
+                                   accuracy);
     CHECK(s.hook<0>().maximize());
     run_until_stop(s);
     CHECK(s.global_step() == 2);
@@ -200,11 +200,10 @@ TEST_CASE("EarlyStoppingHook: a baseline keeps the counter until it is beaten; m
     const std::vector<double> seq = {0.3, 0.6, 0.55, 0.58, 0.1, 0.1};
     Model m;
     auto accuracy = hf::named<"accuracy">(hf::reduce_sum(m.x));
-    hf::MonitoredTrainingSession s(
-        m.train_op(), SequenceInput{&seq},
-        hf::hooks(hf::EarlyStoppingHook<"accuracy", hf::NullLogger>({.patience = 2,
-                                                                     .baseline = 0.5})),
-        accuracy);
+    hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq},
+                                   hf::hooks(hf::EarlyStoppingHook<"accuracy", hf::NullLogger>(
+                                       {.patience = 2, .baseline = 0.5})),
+                                   accuracy);
     run_until_stop(s);
     CHECK(s.global_step() == 4);
     CHECK(s.hook<0>().best() == 0.6);
@@ -222,11 +221,10 @@ TEST_CASE("EarlyStoppingHook: NaN never improves; logs the stop and the restore"
   // c0 2.0 best; c1 NaN: wait 1; c2 NaN: wait 2 -> stop at 3 (patience 2).
   const std::vector<double> seq = {2.0, nan, nan, 1.0};
   Model m;
-  hf::MonitoredTrainingSession s(
-      m.train_op(), SequenceInput{&seq},
-      hf::hooks(hf::EarlyStoppingHook<"probe", Lines>(
-          {.patience = 2, .restore_best_weights = true}, Lines{&lines})),
-      m.probe());
+  hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq},
+                                 hf::hooks(hf::EarlyStoppingHook<"probe", Lines>(
+                                     {.patience = 2, .restore_best_weights = true}, Lines{&lines})),
+                                 m.probe());
   // NaN fed as x makes the loss NaN too; the hook only compares.
   run_until_stop(s);
   CHECK(s.global_step() == 3);
@@ -260,27 +258,35 @@ TEST_CASE("Hook state: keys hooks/<name>/<field>, a second hook of one name is <
   const std::vector<double> seq = {1.0};
   Model m;
   auto accuracy = hf::named<"accuracy">(hf::reduce_sum(m.x));
-  hf::MonitoredTrainingSession s(
-      m.train_op(), SequenceInput{&seq},
-      hf::hooks(hf::StopAtStepHook({.num_steps = 5}), ES(),
-                hf::EarlyStoppingHook<"accuracy", hf::NullLogger>(),
-                hf::ReduceLROnPlateauHook<"probe", hf::NullLogger>()),
-      m.probe(), accuracy);
+  hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq},
+                                 hf::hooks(hf::StopAtStepHook({.num_steps = 5}), ES(),
+                                           hf::EarlyStoppingHook<"accuracy", hf::NullLogger>(),
+                                           hf::ReduceLROnPlateauHook<"probe", hf::NullLogger>()),
+                                 m.probe(), accuracy);
   const auto vars = s.variables();
   std::vector<std::string> names;
   for (const auto& v : vars) names.emplace_back(v.name);
   // W, b, global_step, then 6 + 6 + 5 hook fields in hook order.
-  const std::vector<std::string> expected = {
-      "W", "b", "global_step",
-      "hooks/EarlyStoppingHook/best", "hooks/EarlyStoppingHook/wait",
-      "hooks/EarlyStoppingHook/checks", "hooks/EarlyStoppingHook/runs_to_check",
-      "hooks/EarlyStoppingHook/best_step", "hooks/EarlyStoppingHook/stopped_step",
-      "hooks/EarlyStoppingHook_1/best", "hooks/EarlyStoppingHook_1/wait",
-      "hooks/EarlyStoppingHook_1/checks", "hooks/EarlyStoppingHook_1/runs_to_check",
-      "hooks/EarlyStoppingHook_1/best_step", "hooks/EarlyStoppingHook_1/stopped_step",
-      "hooks/ReduceLROnPlateauHook/best", "hooks/ReduceLROnPlateauHook/wait",
-      "hooks/ReduceLROnPlateauHook/cooldown_counter", "hooks/ReduceLROnPlateauHook/lr",
-      "hooks/ReduceLROnPlateauHook/runs_to_check"};
+  const std::vector<std::string> expected = {"W",
+                                             "b",
+                                             "global_step",
+                                             "hooks/EarlyStoppingHook/best",
+                                             "hooks/EarlyStoppingHook/wait",
+                                             "hooks/EarlyStoppingHook/checks",
+                                             "hooks/EarlyStoppingHook/runs_to_check",
+                                             "hooks/EarlyStoppingHook/best_step",
+                                             "hooks/EarlyStoppingHook/stopped_step",
+                                             "hooks/EarlyStoppingHook_1/best",
+                                             "hooks/EarlyStoppingHook_1/wait",
+                                             "hooks/EarlyStoppingHook_1/checks",
+                                             "hooks/EarlyStoppingHook_1/runs_to_check",
+                                             "hooks/EarlyStoppingHook_1/best_step",
+                                             "hooks/EarlyStoppingHook_1/stopped_step",
+                                             "hooks/ReduceLROnPlateauHook/best",
+                                             "hooks/ReduceLROnPlateauHook/wait",
+                                             "hooks/ReduceLROnPlateauHook/cooldown_counter",
+                                             "hooks/ReduceLROnPlateauHook/lr",
+                                             "hooks/ReduceLROnPlateauHook/runs_to_check"};
   CHECK(names == expected);
   CHECK(vars[3].dtype == hf::DType::float64);
   CHECK(vars[4].dtype == hf::DType::int64);
@@ -297,8 +303,8 @@ TEST_CASE("Hook state: a resumed run stops at the step an uninterrupted run stop
   const ES::Options opts{.patience = 3};
   Model straight;
   {
-    hf::MonitoredTrainingSession s(straight.train_op(), SequenceInput{&seq},
-                                   hf::hooks(ES(opts)), straight.probe());
+    hf::MonitoredTrainingSession s(straight.train_op(), SequenceInput{&seq}, hf::hooks(ES(opts)),
+                                   straight.probe());
     run_until_stop(s);
     CHECK(s.global_step() == 10);
     CHECK(s.hook<0>().stopped_step() == 10);
@@ -308,10 +314,9 @@ TEST_CASE("Hook state: a resumed run stops at the step an uninterrupted run stop
   const fs::path D = dir.path;
   {  // Process 1: trains to step 8 (StopAtStepHook), saved at end().
     Model m;
-    hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq},
-                                   Quiet{.checkpoint_dir = D.string()},
-                                   hf::hooks(hf::StopAtStepHook({.last_step = 8}), ES(opts)),
-                                   m.probe());
+    hf::MonitoredTrainingSession s(
+        m.train_op(), SequenceInput{&seq}, Quiet{.checkpoint_dir = D.string()},
+        hf::hooks(hf::StopAtStepHook({.last_step = 8}), ES(opts)), m.probe());
     run_until_stop(s);
     CHECK(s.global_step() == 8);
     CHECK(s.hook<ES>().stopped_step() == 0);
@@ -320,8 +325,7 @@ TEST_CASE("Hook state: a resumed run stops at the step an uninterrupted run stop
   // The checkpoint at 8 holds the state after check 7 (2.9 best at step 7, wait 1, 8 checks).
   const hf::io::CheckpointReader r(D / "model.ckpt-8");
   CHECK(r.get_tensor<double>("hooks/EarlyStoppingHook/best") == std::vector<double>{2.9});
-  CHECK(r.get_tensor<std::int64_t>("hooks/EarlyStoppingHook/wait") ==
-        std::vector<std::int64_t>{1});
+  CHECK(r.get_tensor<std::int64_t>("hooks/EarlyStoppingHook/wait") == std::vector<std::int64_t>{1});
   CHECK(r.get_tensor<std::int64_t>("hooks/EarlyStoppingHook/checks") ==
         std::vector<std::int64_t>{8});
   CHECK(r.get_tensor<std::int64_t>("hooks/EarlyStoppingHook/best_step") ==
@@ -362,8 +366,8 @@ TEST_CASE("Hook state: a checkpoint without the hook's keys leaves its initial s
     run_until_stop(s);
     s.close();
   }
-  CHECK_FALSE(hf::io::CheckpointReader(D / "model.ckpt-3").has_tensor(
-      "hooks/EarlyStoppingHook/wait"));
+  CHECK_FALSE(
+      hf::io::CheckpointReader(D / "model.ckpt-3").has_tensor("hooks/EarlyStoppingHook/wait"));
   Model m;
   hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq, 3},
                                  Quiet{.checkpoint_dir = D.string()},
@@ -389,10 +393,9 @@ TEST_CASE("Hook state: ReduceLROnPlateauHook resumes with its reduced rate and c
   const fs::path D = dir.path;
   {
     Model m;
-    hf::MonitoredTrainingSession s(m.train_op(0.1), SequenceInput{&seq},
-                                   Quiet{.checkpoint_dir = D.string()},
-                                   hf::hooks(hf::StopAtStepHook({.last_step = 2}), Plateau(opts)),
-                                   m.probe());
+    hf::MonitoredTrainingSession s(
+        m.train_op(0.1), SequenceInput{&seq}, Quiet{.checkpoint_dir = D.string()},
+        hf::hooks(hf::StopAtStepHook({.last_step = 2}), Plateau(opts)), m.probe());
     run_until_stop(s);
     CHECK(s.optimizer().learning_rate() == Approx(0.05));
     s.close();
@@ -435,8 +438,8 @@ TEST_CASE("Hook state: TimerStopHook resumes its elapsed time (Lightning Timer's
     CHECK(s.global_step() == 3);
     s.close();
   }
-  CHECK(hf::io::CheckpointReader(D / "model.ckpt-3").get_tensor<double>(
-            "hooks/TimerStopHook/elapsed") == std::vector<double>{3.0});
+  CHECK(hf::io::CheckpointReader(D / "model.ckpt-3")
+            .get_tensor<double>("hooks/TimerStopHook/elapsed") == std::vector<double>{3.0});
   hf::FakeClock clock{1000.0};
   Model m;
   hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq, 3},

@@ -37,8 +37,8 @@ constexpr StateField<Name, T> state_field(T& member) {
 ///     auto checkpoint_state() { return std::tuple(state_field<"count">(count_)); }
 template <class H>
 concept HasCheckpointState = requires(H& h) {
-  { H::checkpoint_name.view() };
-  { std::tuple_size<std::remove_cvref_t<decltype(h.checkpoint_state())>>::value };
+  {H::checkpoint_name.view()};
+  {std::tuple_size<std::remove_cvref_t<decltype(h.checkpoint_state())>>::value};
 };
 
 }  // namespace hookfuse

@@ -212,8 +212,7 @@ class EarlyStoppingHook {
   }
 
   static std::size_t size_in_bytes(const CheckpointVariable& v) {
-    const std::size_t element =
-        (v.dtype == DType::float64 || v.dtype == DType::int64) ? 8 : 4;
+    const std::size_t element = (v.dtype == DType::float64 || v.dtype == DType::int64) ? 8 : 4;
     return static_cast<std::size_t>(v.num_elements()) * element;
   }
   void copy_weights() {
@@ -250,8 +249,7 @@ class EarlyStoppingHook {
     char line[HOOKFUSE_LOG_LINE_CAPACITY];
     char* out = line;
     char* const end = line + sizeof line;
-    detail::append_text(out, end,
-                        "Restoring model weights from the end of the best check: step ");
+    detail::append_text(out, end, "Restoring model weights from the end of the best check: step ");
     detail::append_int(out, end, best_step_);
     detail::append_text(out, end, ".");
     logger_.log(Severity::info, std::string_view(line, static_cast<std::size_t>(out - line)));

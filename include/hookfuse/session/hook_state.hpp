@@ -10,9 +10,9 @@
 // Hooks inside a ConditionalHook (chief-only hooks) are not looked into.
 #pragma once
 
+#include <array>
 #include <boost/hana/at.hpp>
 #include <boost/hana/tuple.hpp>
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <tuple>
@@ -56,10 +56,9 @@ constexpr auto occurrence_suffix() {
 
 /// "hooks/<Hook><suffix K>/<Field>".
 template <fixed_string Hook, std::size_t K, fixed_string Field>
-inline constexpr auto hook_state_key =
-    concat(concat(concat(concat(fixed_string("hooks/"), Hook), occurrence_suffix<K>()),
-                  fixed_string("/")),
-           Field);
+inline constexpr auto hook_state_key = concat(
+    concat(concat(concat(fixed_string("hooks/"), Hook), occurrence_suffix<K>()), fixed_string("/")),
+    Field);
 
 template <class H>
 constexpr std::size_t num_state_fields() {
@@ -93,7 +92,8 @@ struct HookState<boost::hana::tuple<Hs...>> {
     using H = std::tuple_element_t<I, types>;
     return []<std::size_t... J>(std::index_sequence<J...>) {
       return (same_checkpoint_name<H, std::tuple_element_t<J, types>>() + ... + 0);
-    }(std::make_index_sequence<I>{});
+    }
+    (std::make_index_sequence<I>{});
   }
 
   /// One descriptor per field (int64 / float64, shape [], optional), hook by hook in hook
@@ -101,9 +101,8 @@ struct HookState<boost::hana::tuple<Hs...>> {
   static std::array<CheckpointVariable, size> variables(boost::hana::tuple<Hs...>& hooks) {
     std::array<CheckpointVariable, size> out{};
     std::size_t i = 0;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (add<I>(hooks, out, i), ...);
-    }(std::index_sequence_for<Hs...>{});
+    [&]<std::size_t... I>(std::index_sequence<I...>) { (add<I>(hooks, out, i), ...); }
+    (std::index_sequence_for<Hs...>{});
     return out;
   }
 
@@ -124,9 +123,9 @@ struct HookState<boost::hana::tuple<Hs...>> {
   template <class H, std::size_t I, fixed_string Name, class T>
   static void add_field(StateField<Name, T> f, std::array<CheckpointVariable, size>& out,
                         std::size_t& i) {
-    out[i++] = CheckpointVariable{hook_state_key<H::checkpoint_name, occurrence<I>(), Name>.view(),
-                                  dtype_of<T>(), VariableShape{}, static_cast<void*>(f.value),
-                                  true};
+    out[i++] =
+        CheckpointVariable{hook_state_key<H::checkpoint_name, occurrence<I>(), Name>.view(),
+                           dtype_of<T>(), VariableShape{}, static_cast<void*>(f.value), true};
   }
 };
 
