@@ -1,6 +1,6 @@
 // tests/test_lr_hooks_alloc.cpp: steps with LearningRateSchedulerHook, ReduceLROnPlateauHook,
-// TerminateOnNonFiniteHook and TimerStopHook allocate nothing, also on the steps where they
-// change the learning rate and log.
+// TerminateOnNonFiniteHook, TimerStopHook and EarlyStoppingHook allocate nothing, also on the
+// steps where they change the learning rate, copy or restore the best weights, and log.
 //
 // Its own executable: it defines the allocation counter (tests/alloc_counter.hpp).
 // clang-format off: alloc_counter.hpp must precede every Eigen header.
@@ -45,7 +45,58 @@ struct PreallocatedInput {
   }
 };
 
+/// The model of both cases: a 20-16-5 MLP on fixed random data.
+struct Mlp {
+  std::vector<float> features = std::vector<float>(static_cast<std::size_t>(kExamples * kFeatures));
+  std::vector<std::int32_t> labels = std::vector<std::int32_t>(static_cast<std::size_t>(kExamples));
+  Placeholder<"x", float, kFeatures> x;
+  Placeholder<"labels", std::int32_t, 1> y;
+  nn::Dense<"dense", float> hidden{kFeatures, 16, nn::glorot_uniform{1}};
+  nn::Dense<"logits", float> out{16, 5, nn::glorot_uniform{2}};
+  GlobalStep gs;
+  Mlp() {
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
+    std::uniform_int_distribution<std::int32_t> label(0, 4);
+    for (auto& v : features) v = pixel(rng);
+    for (auto& v : labels) v = label(rng);
+  }
+  auto loss() {
+    auto logits = named<"logits">(out(relu(hidden(x))));
+    return named<"loss">(sparse_softmax_cross_entropy(y, logits));
+  }
+};
+
 }  // namespace
+
+TEST_CASE("EarlyStoppingHook: copying and restoring the best weights allocates nothing",
+          "[alloc][early_stopping]") {
+  // min_delta 10: only the first check (the warm-up run) improves; patience 3 stops at the
+  // fourth check (wait 3), the third measured run, which restores the weights and logs twice.
+  Mlp m;
+  int lines = 0;
+  MonitoredTrainingSession session(
+      AdamOptimizer(0.01).minimize(m.loss(), m.gs), PreallocatedInput{&m.features, &m.labels},
+      hooks(EarlyStoppingHook<"loss", CountingLogger>(
+          {.min_delta = 10.0, .patience = 3, .restore_best_weights = true},
+          CountingLogger{&lines})));
+  session.run();  // warm-up: check 0, the first copy
+  std::size_t news = 0, eigen_mallocs = 0;
+  int runs = 0;
+  {
+    hookfuse_test::NoAllocScope scope;
+    while (!session.should_stop() && runs < 10) {
+      session.run();
+      ++runs;
+    }
+    news = scope.news();
+    eigen_mallocs = scope.eigen_mallocs();
+  }
+  CHECK(news == 0);
+  CHECK(eigen_mallocs == 0);
+  CHECK(runs == 3);
+  CHECK(lines == 2);
+}
 
 TEST_CASE("Steps with the schedule and Keras-style hooks allocate nothing",
           "[alloc][lr_schedule]") {

@@ -7,12 +7,14 @@
 #include <limits>
 #include <stdexcept>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/check.hpp"
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/fixed_string.hpp"
+#include "hookfuse/hooks/checkpoint_state.hpp"
 #include "hookfuse/hooks/monitor_mode.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
 #include "hookfuse/logging.hpp"
@@ -35,6 +37,10 @@ namespace hookfuse {
 /// On the runs between checks it fetches nothing (SessionRunArgs::none()), so a metric outside
 /// the loss's graph is not computed. Unlike Keras, the value checked is the fetched value of
 /// that run, not an average over the runs since the previous check.
+/// Checkpoint state (hooks/checkpoint_state.hpp), under "hooks/ReduceLROnPlateauHook/": "best"
+/// and "lr" (float64), "wait", "cooldown_counter", "runs_to_check" (int64). "lr" is the rate as
+/// of this hook's last check or reduction; a restored one (not NaN) is set on the optimizer in
+/// after_create_session, so a resumed run continues with the reduced rate.
 /// The optimizer is reached in after_create_session through session.optimizer(). Throws
 /// std::invalid_argument for factor >= 1 (Keras' message) or < 0, patience, cooldown < 0,
 /// min_delta, min_lr negative or not finite, every_n_iter <= 0, and, at a check, when the
@@ -51,6 +57,9 @@ class ReduceLROnPlateauHook {
     double min_lr = 0.0;
     std::int64_t every_n_iter = 1;
   };
+
+  /// The <hook name> of this hook's checkpoint keys.
+  static constexpr fixed_string checkpoint_name = "ReduceLROnPlateauHook";
 
   explicit ReduceLROnPlateauHook(Options options = {}, L logger = L{})
       : o_(options), maximize_(maximizes(options.mode, Monitor.view())), logger_(logger) {
@@ -78,6 +87,8 @@ class ReduceLROnPlateauHook {
   template <class Session>
   void after_create_session(Session& session) {
     optimizer_ = LearningRateRef(session.optimizer());
+    if (std::isnan(lr_)) lr_ = optimizer_.get();  // nothing restored
+    else optimizer_.set(lr_);                     // a restored rate
   }
   /// Forgets the session's optimizer: update() after the session ended throws
   /// std::logic_error instead of reaching a destroyed optimizer.
@@ -108,6 +119,7 @@ class ReduceLROnPlateauHook {
       --cooldown_counter_;
       wait_ = 0;
     }
+    if (optimizer_.bound()) lr_ = optimizer_.get();
     const bool improved =
         maximize_ ? current > best_ + o_.min_delta : current < best_ - o_.min_delta;
     if (improved) {
@@ -121,6 +133,7 @@ class ReduceLROnPlateauHook {
           double new_lr = old_lr * o_.factor;
           if (new_lr < o_.min_lr) new_lr = o_.min_lr;
           optimizer_.set(new_lr);
+          lr_ = new_lr;
           log(global_step, new_lr);
           cooldown_counter_ = o_.cooldown;
           wait_ = 0;
@@ -139,12 +152,20 @@ class ReduceLROnPlateauHook {
   bool maximize() const { return maximize_; }
   L& logger() { return logger_; }
 
+  /// The resumable state, saved as "hooks/ReduceLROnPlateauHook/<field>".
+  auto checkpoint_state() {
+    return std::tuple(state_field<"best">(best_), state_field<"wait">(wait_),
+                      state_field<"cooldown_counter">(cooldown_counter_),
+                      state_field<"lr">(lr_), state_field<"runs_to_check">(runs_to_check_));
+  }
+
  private:
   void reset() {
     best_ = maximize_ ? -std::numeric_limits<double>::infinity()
                       : std::numeric_limits<double>::infinity();
     wait_ = 0;
     cooldown_counter_ = 0;
+    lr_ = std::numeric_limits<double>::quiet_NaN();
     runs_to_check_ = o_.every_n_iter;
     check_ = false;
   }
@@ -169,6 +190,7 @@ class ReduceLROnPlateauHook {
   double best_ = 0.0;
   std::int64_t wait_ = 0;
   std::int64_t cooldown_counter_ = 0;
+  double lr_ = 0.0;  // the rate at the last check or reduction; NaN until known
   std::int64_t runs_to_check_ = 1;
   bool check_ = false;
 };

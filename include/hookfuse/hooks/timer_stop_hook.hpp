@@ -7,11 +7,14 @@
 #include <optional>
 #include <stdexcept>
 #include <string_view>
+#include <tuple>
 
 #include "hookfuse/clock.hpp"
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/check.hpp"
 #include "hookfuse/detail/format.hpp"
+#include "hookfuse/fixed_string.hpp"
+#include "hookfuse/hooks/checkpoint_state.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
 #include "hookfuse/logging.hpp"
 
@@ -25,6 +28,10 @@ namespace hookfuse {
 /// costs a counter decrement (every_n_iter > 1 saves the clock read of the other runs).
 /// Time comes from the clock policy (FakeClock through ClockRef in tests). Throws
 /// std::invalid_argument unless seconds is finite and >= 0 and every_n_iter > 0.
+/// Checkpoint state (hooks/checkpoint_state.hpp): "hooks/TimerStopHook/elapsed" (float64,
+/// seconds counted at the last check, previous processes included). A resumed run counts from
+/// the restored value, as Lightning's Timer restores time_elapsed: the time the job was down and
+/// the time since the last check before the save are not counted.
 template <Clock C = SteadyClock, Logger L = StderrLogger>
 class TimerStopHook {
  public:
@@ -44,9 +51,15 @@ class TimerStopHook {
                            every_n_iter_);
   }
 
+  /// The <hook name> of this hook's checkpoint keys.
+  static constexpr fixed_string checkpoint_name = "TimerStopHook";
+
+  /// Forgets the time counted so far (a restore sets it again before after_create_session).
+  void begin() { elapsed_ = 0.0; }
+
   template <class Session>
   void after_create_session(Session&) {
-    start_ = clock_.now();
+    start_ = clock_.now() - elapsed_;
     runs_to_check_ = every_n_iter_;
   }
 
@@ -54,6 +67,7 @@ class TimerStopHook {
     if (--runs_to_check_ != 0) return;
     runs_to_check_ = every_n_iter_;
     const double elapsed = clock_.now() - start_;
+    elapsed_ = elapsed;
     if (elapsed < seconds_) return;
     stopped_at_ = ctx.global_step();
     ctx.request_stop();
@@ -73,6 +87,11 @@ class TimerStopHook {
   /// The global step (after its run) at which the time ran out, if it did.
   std::optional<std::int64_t> stopped_at() const { return stopped_at_; }
   L& logger() { return logger_; }
+  /// Seconds counted at the last check (restored ones included).
+  double elapsed() const { return elapsed_; }
+
+  /// The resumable state, saved as "hooks/TimerStopHook/elapsed".
+  auto checkpoint_state() { return std::tuple(state_field<"elapsed">(elapsed_)); }
 
  private:
   double seconds_;
@@ -80,6 +99,7 @@ class TimerStopHook {
   C clock_;
   L logger_;
   double start_ = 0.0;
+  double elapsed_ = 0.0;
   std::int64_t runs_to_check_ = 1;
   std::optional<std::int64_t> stopped_at_;
 };

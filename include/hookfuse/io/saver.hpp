@@ -244,8 +244,9 @@ class Saver {
 
   /// Restores every variable of `vars` from checkpoint `prefix` (TF: Saver.restore(sess,
   /// save_path)). Each must be in the checkpoint under its name with the same dtype and
-  /// TensorFlow shape; all are checked, then every tensor is read and its CRC checked, and only
-  /// then are the variables written: on any error none is. Throws io::NotFoundError (no such
+  /// TensorFlow shape (except an `optional` descriptor, CheckpointVariable::optional: skipped
+  /// when the checkpoint lacks its name); all are checked, then every tensor is read and its
+  /// CRC checked, and only then are the variables written: on any error none is. Throws io::NotFoundError (no such
   /// checkpoint, or only missing names), hookfuse::ValueError (a dtype or shape mismatch, or a
   /// bad variable list), each naming the variables, both dtypes and shapes, and the index file;
   /// io::DataLossError for a corrupt checkpoint.
@@ -256,7 +257,8 @@ class Saver {
     const BundleReader reader{std::filesystem::path(prefix)};
     std::vector<detail::TensorAssignment> plan;
     plan.reserve(views.size());
-    for (const detail::VarView& v : views) plan.push_back({&v, std::string(v.name)});
+    for (const detail::VarView& v : views)
+      if (!v.optional || reader.contains(v.name)) plan.push_back({&v, std::string(v.name)});
     detail::read_all_or_nothing(reader, plan, where);
   }
 

@@ -68,12 +68,15 @@ struct VariableShape {
 /// ([In, Out] for a kernel, [n] for a bias stored as [1, n], [] for global_step) and its values,
 /// shape.num_elements() of them, contiguous in row-major (C) order, as a tensor bundle stores
 /// them. `data` points into the variable itself: writing through it (a restore) changes the
-/// model. Valid as long as the variable lives.
+/// model. Valid as long as the variable lives. `optional`: a restore from a checkpoint without
+/// this key leaves the value alone instead of failing (hook state, session/hook_state.hpp, which
+/// older checkpoints lack); a saved checkpoint always holds it.
 struct CheckpointVariable {
   std::string_view name;
   DType dtype = DType::float32;
   VariableShape shape;
   void* data = nullptr;
+  bool optional = false;
 
   std::int64_t num_elements() const { return shape.num_elements(); }
 

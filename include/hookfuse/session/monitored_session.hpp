@@ -52,6 +52,7 @@
 #include "hookfuse/session/feeds.hpp"
 #include "hookfuse/session/gradient_event.hpp"
 #include "hookfuse/session/hook_feeds.hpp"
+#include "hookfuse/session/hook_state.hpp"
 #include "hookfuse/session/session_options.hpp"
 #include "hookfuse/session/step_context.hpp"
 
@@ -474,10 +475,12 @@ class MonitoredTrainingSession {
   /// What a checkpoint of this session holds (checkpoint_variables): every Variable of the model
   /// (the loss's graph and the extras), each once, in tape order, then the optimizer's slots
   /// ("<var>/Adam", ..., variable by variable) and non-slot variables ("beta1_power", ...), if
-  /// it has any, then "global_step" (int64, shape []); names, dtypes, TensorFlow shapes and
+  /// it has any, then "global_step" (int64, shape []), then the hooks' state fields
+  /// ("hooks/<hook name>/<field>", session/hook_state.hpp); names, dtypes, TensorFlow shapes and
   /// pointers into the variables. No heap.
   auto variables() {
-    return checkpoint_variables(graph_, optimizer_slots_, *train_op_.global_step);
+    return with_hook_state(checkpoint_variables(graph_, optimizer_slots_, *train_op_.global_step),
+                           hooks_);
   }
 
   /// The train op's optimizer: set_learning_rate(lr) changes the rate of the following steps.

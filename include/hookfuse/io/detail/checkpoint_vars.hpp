@@ -65,6 +65,7 @@ struct VarView {
   DataType dtype = DataType::DT_INVALID;
   TensorShape shape;
   void* data = nullptr;
+  bool optional = false;  // a restore skips it when the checkpoint lacks the name
 };
 
 /// The views of every descriptor of `vars`, checked: non-empty unique names, a dtype among
@@ -77,6 +78,7 @@ template <class Vars>
   for (const auto& v : vars) {
     VarView view{std::string_view(v.name), to_data_type(v.dtype), to_tensor_shape(v.shape),
                  const_cast<void*>(static_cast<const void*>(v.data))};
+    if constexpr (requires { v.optional; }) view.optional = v.optional;
     const std::string name(view.name);
     if (view.name.empty())
       ::hookfuse::detail::fail<ValueError>(where + ": a variable has an empty name");

@@ -1,0 +1,293 @@
+// hookfuse/hooks/early_stopping_hook.hpp: EarlyStoppingHook, stops training when a monitored
+// tensor stops improving (keras.callbacks.EarlyStopping), optionally restoring the best weights.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#ifndef HOOKFUSE_EMBEDDED
+#include <memory>
+#endif
+
+#include "hookfuse/config.hpp"
+#include "hookfuse/detail/format.hpp"
+#include "hookfuse/fixed_string.hpp"
+#include "hookfuse/hooks/checkpoint_state.hpp"
+#include "hookfuse/hooks/monitor_mode.hpp"
+#include "hookfuse/hooks/session_run_hook.hpp"
+#include "hookfuse/logging.hpp"
+#include "hookfuse/session/checkpoint_variables.hpp"
+
+namespace hookfuse {
+
+/// Watches the scalar tensor `Monitor` (a loss, a metric) every `every_n_iter` runs (runs
+/// every_n_iter, 2 every_n_iter, ... of the training; each check is one Keras "epoch end") and
+/// requests a stop when it has not improved for `patience` checks, with the rules of
+/// tf.keras.callbacks.EarlyStopping (TF 2.11+ / Keras 2.11+), check c = 0, 1, 2, ...:
+///   - improved(v, ref): v < ref - min_delta (mode min) or v > ref + min_delta (mode max), with
+///     |min_delta| as Keras takes it; NaN never improves. mode automatic: max when the name
+///     contains "acc" (Keras' "auto");
+///   - at each check the wait counter grows by one; when improved(v, best), best = v (and the
+///     weights are copied when restore_best_weights), and the counter goes back to 0 only when
+///     there is no baseline or improved(v, baseline) too;
+///   - then, when wait >= patience and c > 0 (never at the first check), the hook requests a
+///     stop, records stopped_step() (the global step after that run) and logs
+///     "Step <global step>: early stopping." at INFO; with restore_best_weights it writes the
+///     copy back into the model's variables and logs "Restoring model weights from the end of
+///     the best check: step <s>." (s: the global step after the best check's run).
+/// restore_best_weights restores only when this hook stops training (tf.keras 2.x); a training
+/// that ends otherwise (StopAtStepHook, the end of the input) keeps its last weights (Keras 3
+/// also restores in on_train_end: not done here). If no check ever improved, the copy is the
+/// weights at the first check (as Keras). The copy covers the model's Variables (the loss's
+/// graph and the extras, not the optimizer's slots nor global_step); it lives in
+/// Options::best_weights_buffer when given (at least best_weights_bytes(session) bytes: the
+/// only way in HOOKFUSE_EMBEDDED builds), else in a buffer allocated once in
+/// after_create_session (only with restore_best_weights); a check copies into it, no heap.
+/// On the runs between checks it fetches nothing (SessionRunArgs::none()). Unlike Keras, the
+/// value is the fetched value of that run, not an average over the runs since the last check.
+///
+/// Checkpoint state (hooks/checkpoint_state.hpp): "hooks/EarlyStoppingHook/best" (float64),
+/// ".../wait", ".../checks", ".../runs_to_check", ".../best_step", ".../stopped_step" (int64), so
+/// a resumed run stops where an uninterrupted one does. The best-weights copy is not saved: after
+/// a resume it is retaken at the first check (a resumed run restores the weights of its own best
+/// check, which differ from an uninterrupted run's when the best check came before the resume).
+///
+/// Throws std::invalid_argument for patience < 0, every_n_iter <= 0, min_delta or baseline not
+/// finite, and, at a check, when the monitored tensor is not a scalar ([1, 1]).
+template <fixed_string Monitor = "loss", Logger L = StderrLogger>
+class EarlyStoppingHook {
+ public:
+  struct Options {
+    double min_delta = 0.0;
+    std::int64_t patience = 0;
+    MonitorMode mode = MonitorMode::automatic;
+    std::optional<double> baseline = std::nullopt;
+    bool restore_best_weights = false;
+    std::int64_t every_n_iter = 1;
+    /// Where the best weights are copied (restore_best_weights); empty: a buffer of the hook.
+    std::span<std::byte> best_weights_buffer = {};
+  };
+
+  /// The <hook name> of this hook's checkpoint keys.
+  static constexpr fixed_string checkpoint_name = "EarlyStoppingHook";
+
+  explicit EarlyStoppingHook(Options options = {}, L logger = L{})
+      : o_(options), maximize_(maximizes(options.mode, Monitor.view())), logger_(logger) {
+    if (o_.patience < 0)
+      detail::fail<std::invalid_argument>("EarlyStoppingHook: patience must be >= 0");
+    if (o_.every_n_iter <= 0)
+      detail::fail<std::invalid_argument>("EarlyStoppingHook: every_n_iter must be > 0");
+    if (!std::isfinite(o_.min_delta))
+      detail::fail<std::invalid_argument>("EarlyStoppingHook: min_delta must be finite");
+    if (o_.baseline && !std::isfinite(*o_.baseline))
+      detail::fail<std::invalid_argument>("EarlyStoppingHook: baseline must be finite");
+    o_.min_delta = std::fabs(o_.min_delta);
+    reset();
+  }
+
+  /// Keras' on_train_begin: forgets the best value, the counters and the stop.
+  void begin() { reset(); }
+
+  /// With restore_best_weights: where the copy goes (Options::best_weights_buffer, or a buffer
+  /// allocated here, the only allocation). Throws std::invalid_argument when the given buffer
+  /// is smaller than best_weights_bytes(session), or, in HOOKFUSE_EMBEDDED builds, when none is
+  /// given.
+  template <class Session>
+  void after_create_session(Session& session) {
+    have_best_weights_ = false;
+    if (!o_.restore_best_weights) return;
+    session_ = &session;
+    copy_ = [](void* s, std::byte* buffer, bool to_buffer) {
+      const auto vars = graph_variables(static_cast<Session*>(s)->graph());
+      std::size_t at = 0;
+      for (const CheckpointVariable& v : vars) {
+        const std::size_t n = size_in_bytes(v);
+        if (n > 0 && to_buffer) std::memcpy(buffer + at, v.data, n);
+        if (n > 0 && !to_buffer) std::memcpy(v.data, buffer + at, n);
+        at += n;
+      }
+    };
+    const std::size_t bytes = best_weights_bytes(session);
+    if (!o_.best_weights_buffer.empty()) {
+      if (o_.best_weights_buffer.size() < bytes)
+        detail::fail<std::invalid_argument>(
+            "EarlyStoppingHook: Options::best_weights_buffer is smaller than the model's "
+            "variables (best_weights_bytes(session))");
+      buffer_ = o_.best_weights_buffer.data();
+    } else {
+#ifdef HOOKFUSE_EMBEDDED
+      detail::fail<std::invalid_argument>(
+          "EarlyStoppingHook: restore_best_weights needs Options::best_weights_buffer in an "
+          "embedded build (best_weights_bytes(session) bytes)");
+#else
+      owned_.bytes = std::make_unique<std::byte[]>(bytes);
+      buffer_ = owned_.bytes.get();
+#endif
+    }
+  }
+
+  /// The bytes the best-weights copy takes: every Variable of the session's model, elements
+  /// times 4 (float32, int32) or 8 (float64, int64).
+  template <class Session>
+  static std::size_t best_weights_bytes(Session& session) {
+    std::size_t bytes = 0;
+    for (const CheckpointVariable& v : graph_variables(session.graph())) bytes += size_in_bytes(v);
+    return bytes;
+  }
+
+  SessionRunArgs<Monitor> before_run(SessionRunContext&) {
+    check_ = --runs_to_check_ == 0;
+    if (check_) runs_to_check_ = o_.every_n_iter;
+    return {check_};
+  }
+
+  void after_run(SessionRunContext& ctx, const SessionRunValues<Monitor>& values) {
+    if (!check_) return;
+    const TensorValue& t = values.template get<Monitor>();
+    if (t.rows != 1 || t.cols != 1)
+      detail::fail<std::invalid_argument>(
+          "EarlyStoppingHook: the monitored tensor must be a scalar ([1, 1]), as Keras' "
+          "monitored metric");
+    if (update(t.item(), ctx.global_step())) ctx.request_stop();
+  }
+
+  /// One check of the monitored value (Keras' on_epoch_end); `global_step` is recorded as the
+  /// best or stopping step and logged. Returns true when training should stop (the weights are
+  /// then already restored, with restore_best_weights).
+  bool update(double current, std::int64_t global_step) {
+    if (o_.restore_best_weights && !have_best_weights_) copy_weights();
+    ++wait_;
+    if (improved(current, best_)) {
+      best_ = current;
+      best_step_ = global_step;
+      if (o_.restore_best_weights) copy_weights();
+      if (!o_.baseline || improved(current, *o_.baseline)) wait_ = 0;
+    }
+    const bool stop = wait_ >= o_.patience && checks_ > 0;
+    ++checks_;
+    if (!stop) return false;
+    stopped_step_ = global_step;
+    log_stop(global_step);
+    if (o_.restore_best_weights && have_best_weights_) {
+      write_back_weights();
+      log_restore();
+    }
+    return true;
+  }
+
+  /// The best value seen (+inf in mode min, -inf in mode max before the first check).
+  double best() const { return best_; }
+  /// Checks since the last improvement that reset the counter (Keras' wait).
+  std::int64_t wait() const { return wait_; }
+  /// Checks done (Keras' epoch index of the next check).
+  std::int64_t checks() const { return checks_; }
+  /// The global step after the best check's run (0 before any improvement).
+  std::int64_t best_step() const { return best_step_; }
+  /// The global step after the run at which this hook stopped training; 0 when it did not
+  /// (Keras' stopped_epoch).
+  std::int64_t stopped_step() const { return stopped_step_; }
+  /// Whether the monitored value should go up (mode max, or automatic with "acc" in the name).
+  bool maximize() const { return maximize_; }
+  L& logger() { return logger_; }
+
+  /// The resumable state (hooks/checkpoint_state.hpp), saved as "hooks/EarlyStoppingHook/...".
+  auto checkpoint_state() {
+    return std::tuple(state_field<"best">(best_), state_field<"wait">(wait_),
+                      state_field<"checks">(checks_), state_field<"runs_to_check">(runs_to_check_),
+                      state_field<"best_step">(best_step_),
+                      state_field<"stopped_step">(stopped_step_));
+  }
+
+ private:
+  bool improved(double current, double reference) const {
+    return maximize_ ? current - o_.min_delta > reference : current + o_.min_delta < reference;
+  }
+
+  static std::size_t size_in_bytes(const CheckpointVariable& v) {
+    const std::size_t element = (v.dtype == DType::float64 || v.dtype == DType::int64) ? 8 : 4;
+    return static_cast<std::size_t>(v.num_elements()) * element;
+  }
+  void copy_weights() {
+    if (copy_ == nullptr) return;  // update() by hand, outside a session: no weights
+    copy_(session_, buffer_, true);
+    have_best_weights_ = true;
+  }
+  void write_back_weights() { copy_(session_, buffer_, false); }
+
+  void reset() {
+    best_ = maximize_ ? -std::numeric_limits<double>::infinity()
+                      : std::numeric_limits<double>::infinity();
+    wait_ = 0;
+    checks_ = 0;
+    best_step_ = 0;
+    stopped_step_ = 0;
+    runs_to_check_ = o_.every_n_iter;
+    check_ = false;
+    have_best_weights_ = false;
+  }
+
+  void log_stop(std::int64_t step) {
+    if constexpr (std::is_same_v<L, NullLogger>) return;  // no line to format
+    char line[HOOKFUSE_LOG_LINE_CAPACITY];
+    char* out = line;
+    char* const end = line + sizeof line;
+    detail::append_text(out, end, "Step ");
+    detail::append_int(out, end, step);
+    detail::append_text(out, end, ": early stopping.");
+    logger_.log(Severity::info, std::string_view(line, static_cast<std::size_t>(out - line)));
+  }
+  void log_restore() {
+    if constexpr (std::is_same_v<L, NullLogger>) return;
+    char line[HOOKFUSE_LOG_LINE_CAPACITY];
+    char* out = line;
+    char* const end = line + sizeof line;
+    detail::append_text(out, end, "Restoring model weights from the end of the best check: step ");
+    detail::append_int(out, end, best_step_);
+    detail::append_text(out, end, ".");
+    logger_.log(Severity::info, std::string_view(line, static_cast<std::size_t>(out - line)));
+  }
+
+  Options o_;
+  bool maximize_;
+  L logger_;
+  double best_ = 0.0;
+  std::int64_t wait_ = 0;
+  std::int64_t checks_ = 0;
+  std::int64_t best_step_ = 0;
+  std::int64_t stopped_step_ = 0;
+  std::int64_t runs_to_check_ = 1;
+  bool check_ = false;
+  bool have_best_weights_ = false;
+  // The best-weights copy: copy_(session_, buffer_, true) saves the model's Variables into
+  // buffer_, false writes them back (set in after_create_session, for its Session type).
+  void* session_ = nullptr;
+  void (*copy_)(void*, std::byte*, bool) = nullptr;
+  std::byte* buffer_ = nullptr;
+#ifndef HOOKFUSE_EMBEDDED
+  /// The buffer allocated in after_create_session; a copy of the hook starts without one (a
+  /// session's after_create_session gives it its own).
+  struct OwnedBytes {
+    std::unique_ptr<std::byte[]> bytes;
+    OwnedBytes() = default;
+    OwnedBytes(const OwnedBytes&) {}
+    OwnedBytes& operator=(const OwnedBytes&) {
+      bytes.reset();
+      return *this;
+    }
+    OwnedBytes(OwnedBytes&&) noexcept = default;
+    OwnedBytes& operator=(OwnedBytes&&) noexcept = default;
+    ~OwnedBytes() = default;
+  };
+  OwnedBytes owned_;
+#endif
+};
+
+}  // namespace hookfuse

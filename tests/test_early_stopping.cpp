@@ -1,0 +1,455 @@
+// EarlyStoppingHook (keras.callbacks.EarlyStopping's rules) and hook state in checkpoints
+// ("hooks/<hook name>/<field>", session/hook_state.hpp): exact stopping steps on fed sequences,
+// best weights restored, a resumed run stopping where an uninterrupted one does.
+#include <array>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <hookfuse/hookfuse.hpp>
+#include <hookfuse/io/checkpoint_reader.hpp>
+#include <limits>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "temp_dir.hpp"
+
+namespace hf = hookfuse;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// One-feature linear regression in double, loss = mean((W x + b - y)^2) with y = 0, from W = 0.5,
+/// b = -0.25; "probe" = sum(x) over the one-row batch: the monitored value is the fed x.
+struct Model {
+  hf::Placeholder<"x", double, 1> x;
+  hf::Placeholder<"y", double, 1> y;
+  hf::Variable<"W", double, 1, 1> W;
+  hf::Variable<"b", double, 1, 1> b;
+  hf::GlobalStep gs;
+  Model() {
+    W.value(0, 0) = 0.5;
+    b.value(0, 0) = -0.25;
+  }
+  auto loss() { return hf::named<"loss">(hf::mean_squared_error(y, hf::matmul(x, W) + b)); }
+  auto probe() { return hf::named<"probe">(hf::reduce_sum(x)); }
+  auto train_op(double lr = 0.01) { return hf::GradientDescentOptimizer(lr).minimize(loss(), gs); }
+};
+
+/// Run t feeds x = (*seq)[t], y = 0, from t = start; ends after the last value.
+struct SequenceInput {
+  const std::vector<double>* seq;
+  std::size_t t = 0;
+  double x = 0.0, y = 0.0;
+  bool next() {
+    if (t >= seq->size()) return false;
+    x = (*seq)[t++];
+    return true;
+  }
+  hf::Index batch_size() const { return 1; }
+  template <class G>
+  void feed(G& g) {
+    g.template feed<"x">(&x, 1);
+    g.template feed<"y">(&y, 1);
+  }
+};
+
+/// SGD by hand on the first `runs` values of seq, rate lr: {W, b}. With one row and y = 0,
+/// e = W x + b, dloss/dW = 2 e x, dloss/db = 2 e.
+std::array<double, 2> sgd_by_hand(const std::vector<double>& seq, std::size_t runs, double lr) {
+  double W = 0.5, b = -0.25;
+  for (std::size_t t = 0; t < runs; ++t) {
+    const double x = seq[t];
+    const double e = W * x + b;
+    const double gW = 2 * e * x, gb = 2 * e;
+    W -= lr * gW;
+    b -= lr * gb;
+  }
+  return {W, b};
+}
+
+template <class S>
+void run_until_stop(S& s) {
+  while (!s.should_stop()) s.run();
+}
+
+using ES = hf::EarlyStoppingHook<"probe", hf::NullLogger>;
+using Quiet = hf::SessionOptions<hf::io::Saver, hf::SteadyClock, hf::NullLogger>;
+
+}  // namespace
+
+TEST_CASE("EarlyStoppingHook: Keras' wait counter and min_delta; restores the best weights",
+          "[hooks][early_stopping]") {
+  // tf.keras EarlyStopping.on_epoch_end by hand, mode min, min_delta 0.1, patience 2, one check
+  // per run (check c after run c, global step c + 1 after it): wait += 1; improved when
+  // v + 0.1 < best: best = v, wait = 0; stop when wait >= 2 and c > 0.
+  //  c  v     improved           wait
+  //  0  5.0   yes (inf)          0
+  //  1  4.0   yes (4.1 < 5)      0
+  //  2  3.95  no (4.05 >= 4)     1
+  //  3  3.0   yes (3.1 < 4)      0     best: global step 4
+  //  4  3.5   no                 1
+  //  5  2.95  no (3.05 >= 3)     2 -> stop at global step 6
+  const std::vector<double> seq = {5.0, 4.0, 3.95, 3.0, 3.5, 2.95, 1.0, 0.5};
+  const std::array<std::int64_t, 6> wait = {0, 0, 1, 0, 1, 2};
+  Model m;
+  hf::MonitoredTrainingSession s(
+      m.train_op(), SequenceInput{&seq},
+      hf::hooks(ES({.min_delta = 0.1, .patience = 2, .restore_best_weights = true})), m.probe());
+  for (std::size_t c = 0; c < 6; ++c) {
+    INFO("check " << c);
+    REQUIRE(!s.should_stop());
+    s.run();
+    CHECK(s.hook<0>().wait() == wait[c]);
+  }
+  CHECK(s.should_stop());
+  CHECK(s.global_step() == 6);
+  CHECK(s.hook<0>().stopped_step() == 6);
+  CHECK(s.hook<0>().best() == 3.0);
+  CHECK(s.hook<0>().best_step() == 4);
+  // The weights after the best check's run (4 SGD runs), not those after 6 runs.
+  const auto best = sgd_by_hand(seq, 4, 0.01);
+  const auto last = sgd_by_hand(seq, 6, 0.01);
+  REQUIRE(std::fabs(best[0] - last[0]) > 1e-6);
+  CHECK(m.W.value(0, 0) == Approx(best[0]).epsilon(1e-12));
+  CHECK(m.b.value(0, 0) == Approx(best[1]).epsilon(1e-12));
+}
+
+TEST_CASE("EarlyStoppingHook: the best weights in a caller's buffer (the embedded way)",
+          "[hooks][early_stopping]") {
+  // The sequence of the first case: stops at step 6 with the weights of step 4. W and b are two
+  // doubles: 16 bytes, W first (tape order).
+  const std::vector<double> seq = {5.0, 4.0, 3.95, 3.0, 3.5, 2.95, 1.0, 0.5};
+  std::array<double, 2> buffer{};
+  Model m;
+  hf::MonitoredTrainingSession s(
+      m.train_op(), SequenceInput{&seq},
+      hf::hooks(ES({.min_delta = 0.1,
+                    .patience = 2,
+                    .restore_best_weights = true,
+                    .best_weights_buffer = std::as_writable_bytes(std::span(buffer))})),
+      m.probe());
+  CHECK(ES::best_weights_bytes(s) == 16);
+  run_until_stop(s);
+  CHECK(s.global_step() == 6);
+  const auto best = sgd_by_hand(seq, 4, 0.01);
+  CHECK(buffer[0] == Approx(best[0]).epsilon(1e-12));
+  CHECK(buffer[1] == Approx(best[1]).epsilon(1e-12));
+  CHECK(m.W.value(0, 0) == Approx(best[0]).epsilon(1e-12));
+
+  std::array<double, 1> small{};
+  Model m2;
+  CHECK_THROWS_AS(
+      hf::MonitoredTrainingSession(
+          m2.train_op(), SequenceInput{&seq},
+          hf::hooks(ES({.restore_best_weights = true,
+                        .best_weights_buffer = std::as_writable_bytes(std::span(small))})),
+          m2.probe()),
+      std::invalid_argument);
+}
+
+TEST_CASE("EarlyStoppingHook: without restore_best_weights the last weights stay",
+          "[hooks][early_stopping]") {
+  const std::vector<double> seq = {5.0, 4.0, 3.95, 3.0, 3.5, 2.95, 1.0, 0.5};
+  Model m;
+  const ES hook({.min_delta = 0.1, .patience = 2});  // copied into the session
+  hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq}, hf::hooks(hook), m.probe());
+  run_until_stop(s);
+  CHECK(s.global_step() == 6);
+  const auto last = sgd_by_hand(seq, 6, 0.01);
+  CHECK(m.W.value(0, 0) == Approx(last[0]).epsilon(1e-12));
+  CHECK(m.b.value(0, 0) == Approx(last[1]).epsilon(1e-12));
+}
+
+TEST_CASE("EarlyStoppingHook: patience 0 stops at the second check; never at the first",
+          "[hooks][early_stopping]") {
+  // Keras: wait >= 0 always holds, but the first check (epoch 0) never stops.
+  const std::vector<double> seq = {3.0, 2.0, 1.0, 0.0};
+  Model m;
+  hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq}, hf::hooks(ES()), m.probe());
+  run_until_stop(s);
+  CHECK(s.global_step() == 2);
+  CHECK(s.hook<0>().stopped_step() == 2);
+}
+
+TEST_CASE("EarlyStoppingHook: a baseline keeps the counter until it is beaten; mode max on acc",
+          "[hooks][early_stopping]") {
+  // "accuracy" contains "acc": mode auto is max. baseline 0.5, patience 2:
+  //  c0 0.3: wait 1, best 0.3 (beats -inf) but not the baseline: wait stays 1; c0 never stops
+  //  c1 0.4: wait 2, best 0.4, not > 0.5: wait 2 >= 2 -> stop at global step 2
+  {
+    const std::vector<double> seq = {0.3, 0.4, 0.45, 0.9};
+    Model m;
+    auto accuracy = hf::named<"accuracy">(hf::reduce_sum(m.x));
+    hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq},
+                                   hf::hooks(hf::EarlyStoppingHook<"accuracy", hf::NullLogger>(
+                                       {.patience = 2, .baseline = 0.5})),
+                                   accuracy);
+    CHECK(s.hook<0>().maximize());
+    run_until_stop(s);
+    CHECK(s.global_step() == 2);
+    CHECK(s.hook<0>().best() == 0.4);
+  }
+  // Beating the baseline at c1 resets the counter: 0.3 (wait 1), 0.6 (0), 0.55 (1), 0.58 (2,
+  // stop at global step 4).
+  {
+    const std::vector<double> seq = {0.3, 0.6, 0.55, 0.58, 0.1, 0.1};
+    Model m;
+    auto accuracy = hf::named<"accuracy">(hf::reduce_sum(m.x));
+    hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq},
+                                   hf::hooks(hf::EarlyStoppingHook<"accuracy", hf::NullLogger>(
+                                       {.patience = 2, .baseline = 0.5})),
+                                   accuracy);
+    run_until_stop(s);
+    CHECK(s.global_step() == 4);
+    CHECK(s.hook<0>().best() == 0.6);
+  }
+}
+
+TEST_CASE("EarlyStoppingHook: NaN never improves; logs the stop and the restore",
+          "[hooks][early_stopping]") {
+  struct Lines {
+    std::vector<std::string>* out;
+    void log(hf::Severity, std::string_view text) const { out->emplace_back(text); }
+  };
+  std::vector<std::string> lines;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // c0 2.0 best; c1 NaN: wait 1; c2 NaN: wait 2 -> stop at 3 (patience 2).
+  const std::vector<double> seq = {2.0, nan, nan, 1.0};
+  Model m;
+  hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq},
+                                 hf::hooks(hf::EarlyStoppingHook<"probe", Lines>(
+                                     {.patience = 2, .restore_best_weights = true}, Lines{&lines})),
+                                 m.probe());
+  // NaN fed as x makes the loss NaN too; the hook only compares.
+  run_until_stop(s);
+  CHECK(s.global_step() == 3);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0] == "Step 3: early stopping.");
+  CHECK(lines[1] == "Restoring model weights from the end of the best check: step 1.");
+  const auto best = sgd_by_hand(seq, 1, 0.01);
+  CHECK(m.W.value(0, 0) == Approx(best[0]).epsilon(1e-12));
+}
+
+TEST_CASE("EarlyStoppingHook: requests its tensor only on the runs it checks; argument checks",
+          "[hooks][early_stopping]") {
+  ES hook({.every_n_iter = 3});
+  std::int64_t step = 0;
+  hf::SessionRunContext ctx(&step);
+  std::vector<bool> active;
+  for (int i = 0; i < 7; ++i) active.push_back(hook.before_run(ctx).active);
+  CHECK(active == std::vector<bool>{false, false, true, false, false, true, false});
+  CHECK_THROWS_AS(ES({.patience = -1}), std::invalid_argument);
+  CHECK_THROWS_AS(ES({.every_n_iter = 0}), std::invalid_argument);
+  CHECK_THROWS_AS(ES({.min_delta = std::numeric_limits<double>::infinity()}),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(ES({.baseline = std::numeric_limits<double>::quiet_NaN()}),
+                  std::invalid_argument);
+  CHECK_FALSE(ES().maximize());
+  CHECK(ES({.mode = hf::MonitorMode::max}).maximize());
+}
+
+TEST_CASE("Hook state: keys hooks/<name>/<field>, a second hook of one name is <name>_1",
+          "[hooks][early_stopping][checkpoint]") {
+  const std::vector<double> seq = {1.0};
+  Model m;
+  auto accuracy = hf::named<"accuracy">(hf::reduce_sum(m.x));
+  hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq},
+                                 hf::hooks(hf::StopAtStepHook({.num_steps = 5}), ES(),
+                                           hf::EarlyStoppingHook<"accuracy", hf::NullLogger>(),
+                                           hf::ReduceLROnPlateauHook<"probe", hf::NullLogger>()),
+                                 m.probe(), accuracy);
+  const auto vars = s.variables();
+  std::vector<std::string> names;
+  for (const auto& v : vars) names.emplace_back(v.name);
+  // W, b, global_step, then 6 + 6 + 5 hook fields in hook order.
+  const std::vector<std::string> expected = {"W",
+                                             "b",
+                                             "global_step",
+                                             "hooks/EarlyStoppingHook/best",
+                                             "hooks/EarlyStoppingHook/wait",
+                                             "hooks/EarlyStoppingHook/checks",
+                                             "hooks/EarlyStoppingHook/runs_to_check",
+                                             "hooks/EarlyStoppingHook/best_step",
+                                             "hooks/EarlyStoppingHook/stopped_step",
+                                             "hooks/EarlyStoppingHook_1/best",
+                                             "hooks/EarlyStoppingHook_1/wait",
+                                             "hooks/EarlyStoppingHook_1/checks",
+                                             "hooks/EarlyStoppingHook_1/runs_to_check",
+                                             "hooks/EarlyStoppingHook_1/best_step",
+                                             "hooks/EarlyStoppingHook_1/stopped_step",
+                                             "hooks/ReduceLROnPlateauHook/best",
+                                             "hooks/ReduceLROnPlateauHook/wait",
+                                             "hooks/ReduceLROnPlateauHook/cooldown_counter",
+                                             "hooks/ReduceLROnPlateauHook/lr",
+                                             "hooks/ReduceLROnPlateauHook/runs_to_check"};
+  CHECK(names == expected);
+  CHECK(vars[3].dtype == hf::DType::float64);
+  CHECK(vars[4].dtype == hf::DType::int64);
+  CHECK(vars[3].shape.rank == 0);
+  CHECK(vars[3].optional);
+  CHECK_FALSE(vars[0].optional);
+}
+
+TEST_CASE("Hook state: a resumed run stops at the step an uninterrupted run stops at",
+          "[hooks][early_stopping][checkpoint]") {
+  // mode min, patience 3, min_delta 0: improvements at c0 (5), c1 (4), c3 (3), c6 (2.9); wait
+  // after c7..c9: 1, 2, 3 -> stop at check 9, global step 10.
+  const std::vector<double> seq = {5.0, 4.0, 4.5, 3.0, 3.2, 3.1, 2.9, 3.0, 3.0, 3.0, 2.0, 1.0};
+  const ES::Options opts{.patience = 3};
+  Model straight;
+  {
+    hf::MonitoredTrainingSession s(straight.train_op(), SequenceInput{&seq}, hf::hooks(ES(opts)),
+                                   straight.probe());
+    run_until_stop(s);
+    CHECK(s.global_step() == 10);
+    CHECK(s.hook<0>().stopped_step() == 10);
+  }
+
+  hookfuse_test::TempDir dir("early");
+  const fs::path D = dir.path;
+  {  // Process 1: trains to step 8 (StopAtStepHook), saved at end().
+    Model m;
+    hf::MonitoredTrainingSession s(
+        m.train_op(), SequenceInput{&seq}, Quiet{.checkpoint_dir = D.string()},
+        hf::hooks(hf::StopAtStepHook({.last_step = 8}), ES(opts)), m.probe());
+    run_until_stop(s);
+    CHECK(s.global_step() == 8);
+    CHECK(s.hook<ES>().stopped_step() == 0);
+    s.close();
+  }
+  // The checkpoint at 8 holds the state after check 7 (2.9 best at step 7, wait 1, 8 checks).
+  const hf::io::CheckpointReader r(D / "model.ckpt-8");
+  CHECK(r.get_tensor<double>("hooks/EarlyStoppingHook/best") == std::vector<double>{2.9});
+  CHECK(r.get_tensor<std::int64_t>("hooks/EarlyStoppingHook/wait") == std::vector<std::int64_t>{1});
+  CHECK(r.get_tensor<std::int64_t>("hooks/EarlyStoppingHook/checks") ==
+        std::vector<std::int64_t>{8});
+  CHECK(r.get_tensor<std::int64_t>("hooks/EarlyStoppingHook/best_step") ==
+        std::vector<std::int64_t>{7});
+  CHECK(r.get_tensor<std::int64_t>("hooks/EarlyStoppingHook/stopped_step") ==
+        std::vector<std::int64_t>{0});
+  bool listed = false;
+  for (const auto& [name, shape] : hf::io::list_variables(D / "model.ckpt-8"))
+    if (name == "hooks/EarlyStoppingHook/runs_to_check") listed = shape.dims() == 0;
+  CHECK(listed);
+
+  {  // Process 2: restores step 8 and the hook's state, the input continues at run 8.
+    Model m;
+    hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq, 8},
+                                   Quiet{.checkpoint_dir = D.string()}, hf::hooks(ES(opts)),
+                                   m.probe());
+    REQUIRE(s.restored_from_checkpoint());
+    CHECK(s.hook<ES>().wait() == 1);
+    CHECK(s.hook<ES>().checks() == 8);
+    run_until_stop(s);
+    CHECK(s.global_step() == 10);
+    CHECK(s.hook<ES>().stopped_step() == 10);
+    CHECK(m.W.value(0, 0) == straight.W.value(0, 0));
+    CHECK(m.b.value(0, 0) == straight.b.value(0, 0));
+  }
+}
+
+TEST_CASE("Hook state: a checkpoint without the hook's keys leaves its initial state",
+          "[hooks][early_stopping][checkpoint]") {
+  const std::vector<double> seq = {5.0, 4.0, 4.5, 3.0, 3.2, 3.1, 2.9};
+  hookfuse_test::TempDir dir("early_old");
+  const fs::path D = dir.path;
+  {  // An older run without EarlyStopping: its checkpoint has no hooks/ keys.
+    Model m;
+    hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq},
+                                   Quiet{.checkpoint_dir = D.string()},
+                                   hf::hooks(hf::StopAtStepHook({.last_step = 3})), m.probe());
+    run_until_stop(s);
+    s.close();
+  }
+  CHECK_FALSE(
+      hf::io::CheckpointReader(D / "model.ckpt-3").has_tensor("hooks/EarlyStoppingHook/wait"));
+  Model m;
+  hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq, 3},
+                                 Quiet{.checkpoint_dir = D.string()},
+                                 hf::hooks(ES({.patience = 1})), m.probe());
+  REQUIRE(s.restored_from_checkpoint());
+  CHECK(s.global_step() == 3);
+  CHECK(s.hook<ES>().checks() == 0);
+  CHECK(s.hook<ES>().wait() == 0);
+  CHECK(s.hook<ES>().best() == std::numeric_limits<double>::infinity());
+  // From its initial state: c0 3.0 best (never stops), c1 3.2 wait 1 -> stop at step 5.
+  run_until_stop(s);
+  CHECK(s.global_step() == 5);
+}
+
+TEST_CASE("Hook state: ReduceLROnPlateauHook resumes with its reduced rate and counters",
+          "[hooks][plateau][checkpoint]") {
+  // patience 1, factor 0.5, lr 0.1: c0 5 best; c1 6 wait 1 -> lr 0.05, wait 0; c2 7 wait 1 ->
+  // 0.025. Interrupted after c1 (step 2): the resumed run reduces to 0.025 at its first check.
+  const std::vector<double> seq = {5.0, 6.0, 7.0};
+  using Plateau = hf::ReduceLROnPlateauHook<"probe", hf::NullLogger>;
+  const Plateau::Options opts{.factor = 0.5, .patience = 1, .min_delta = 0.0};
+  hookfuse_test::TempDir dir("plateau");
+  const fs::path D = dir.path;
+  {
+    Model m;
+    hf::MonitoredTrainingSession s(
+        m.train_op(0.1), SequenceInput{&seq}, Quiet{.checkpoint_dir = D.string()},
+        hf::hooks(hf::StopAtStepHook({.last_step = 2}), Plateau(opts)), m.probe());
+    run_until_stop(s);
+    CHECK(s.optimizer().learning_rate() == Approx(0.05));
+    s.close();
+  }
+  const hf::io::CheckpointReader r(D / "model.ckpt-2");
+  CHECK(r.get_tensor<double>("hooks/ReduceLROnPlateauHook/lr") == std::vector<double>{0.05});
+  CHECK(r.get_tensor<double>("hooks/ReduceLROnPlateauHook/best") == std::vector<double>{5.0});
+  CHECK(r.get_tensor<std::int64_t>("hooks/ReduceLROnPlateauHook/wait") ==
+        std::vector<std::int64_t>{0});
+  Model m;
+  hf::MonitoredTrainingSession s(m.train_op(0.1), SequenceInput{&seq, 2},
+                                 Quiet{.checkpoint_dir = D.string()}, hf::hooks(Plateau(opts)),
+                                 m.probe());
+  CHECK(s.optimizer().learning_rate() == Approx(0.05));
+  CHECK(s.hook<Plateau>().best() == 5.0);
+  s.run();
+  CHECK(s.optimizer().learning_rate() == Approx(0.025));
+}
+
+TEST_CASE("Hook state: TimerStopHook resumes its elapsed time (Lightning Timer's time_elapsed)",
+          "[hooks][timer_stop][checkpoint]") {
+  // Budget 5 s, each run takes 1 s (the fake clock advances before it). Process 1 runs 3 times
+  // (elapsed 3 at its last check) and saves at step 3. Process 2 starts at t = 1000 (the time
+  // the job was down does not count): 4 s after its first run, 5 s after its second: stops at
+  // step 5. Without the restored 3 s it would stop at step 8.
+  using Timer = hf::TimerStopHook<hf::ClockRef<hf::FakeClock>, hf::NullLogger>;
+  const std::vector<double> seq(20, 1.0);
+  hookfuse_test::TempDir dir("timer");
+  const fs::path D = dir.path;
+  {
+    hf::FakeClock clock{0.0};
+    Model m;
+    hf::MonitoredTrainingSession s(
+        m.train_op(), SequenceInput{&seq}, Quiet{.checkpoint_dir = D.string()},
+        hf::hooks(hf::StopAtStepHook({.last_step = 3}), Timer({.seconds = 5.0}, {&clock})));
+    while (!s.should_stop()) {
+      clock.advance(1.0);
+      s.run();
+    }
+    CHECK(s.global_step() == 3);
+    s.close();
+  }
+  CHECK(hf::io::CheckpointReader(D / "model.ckpt-3")
+            .get_tensor<double>("hooks/TimerStopHook/elapsed") == std::vector<double>{3.0});
+  hf::FakeClock clock{1000.0};
+  Model m;
+  hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq, 3},
+                                 Quiet{.checkpoint_dir = D.string()},
+                                 hf::hooks(Timer({.seconds = 5.0}, {&clock})));
+  CHECK(s.hook<Timer>().elapsed() == 3.0);
+  while (!s.should_stop()) {
+    clock.advance(1.0);
+    s.run();
+  }
+  CHECK(s.global_step() == 5);
+  CHECK(s.hook<Timer>().stopped_at() == 5);
+}
