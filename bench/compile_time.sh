@@ -27,7 +27,10 @@
 # the text/data/bss sections (size).
 # Environment: CXX (default c++), HOOK_COUNTS (default "1 10 30"), LAYER_COUNTS (default
 # "2 8 32"), REPEATS (default 3), NATIVE=0 to drop -march=native (like
-# -DHOOKFUSE_NATIVE_ARCH=OFF), PARTS (default "side growth example": which of 1, 2, 3 to run).
+# -DHOOKFUSE_NATIVE_ARCH=OFF), PARTS (default "side growth example": which of 1, 2, 3 to run),
+# BASELINE_INCLUDE=<dir>: also compile (a) and (d) against the hookfuse headers in <dir> (an
+# older tree: `git archive <commit> include | tar -x -C /tmp/before` gives /tmp/before/include),
+# alternating with the rest, for before/after figures measured side by side.
 # Compiles one file at a time; another build running beside it inflates the wall times, so the
 # load average is printed before and after each part.
 set -euo pipefail
@@ -86,8 +89,9 @@ compile() {
   local level=$1 name=$2 extra
   read -r -a extra <<<"${tu_extra[$name]}"
   # shellcheck disable=SC2046
-  if ! /usr/bin/time -f '%e %U %M' -o "$work/time" "$cxx" "${common_flags[@]}" \
-      $(level_flags "$level") "${extra[@]}" "${tu_source[$name]}" -c \
+  # The TU's own flags first: a BASELINE_INCLUDE -I is searched before the tree's.
+  if ! /usr/bin/time -f '%e %U %M' -o "$work/time" "$cxx" "${extra[@]}" "${common_flags[@]}" \
+      $(level_flags "$level") "${tu_source[$name]}" -c \
       -o "$work/$level.$name.o" 2>"$work/log"; then
     cat "$work/log" >&2
     echo "compile_time.sh: $name failed to compile at $(level_title "$level")" >&2
@@ -124,6 +128,11 @@ elif [ -f /usr/include/torch/torch.h ]; then
 fi
 
 tu a "$root/bench/compile/session_step.cpp"
+if [ -n "${BASELINE_INCLUDE:-}" ]; then
+  # Its -I comes before the tree's own, so hookfuse's headers are taken from there.
+  tu a_base "$root/bench/compile/session_step.cpp" -I"$BASELINE_INCLUDE"
+  tu d_base "$root/examples/fashion_mnist/main.cpp" -DFMT_SHARED -I"$BASELINE_INCLUDE"
+fi
 tu b "$root/bench/compile/hand_step.cpp"
 tu c "$root/bench/compile/torch_step.cpp" "${torch_flags[@]}"
 tu d "$root/examples/fashion_mnist/main.cpp" -DFMT_SHARED
@@ -137,6 +146,7 @@ if has_part side; then
   side=(a b)
   if [ ${#torch_flags[@]} -gt 0 ]; then side+=(c); fi
   side+=(d)
+  if [ -n "${BASELINE_INCLUDE:-}" ]; then side+=(a_base d_base); fi
   load_before=$(load)
   for level in O0 O3; do alternate "$level" "${side[@]}"; done
   load_after=$(load)
@@ -148,8 +158,11 @@ if has_part side; then
     [a]="(a) hookfuse session, four hooks, one run() (bench/compile/session_step.cpp)"
     [b]="(b) hand-written Eigen step (bench/compile/hand_step.cpp)"
     [c]="(c) LibTorch step (bench/compile/torch_step.cpp)"
-    [d]="(d) Fashion-MNIST example (examples/fashion_mnist/main.cpp)")
-  for name in a b c d; do
+    [d]="(d) Fashion-MNIST example (examples/fashion_mnist/main.cpp)"
+    [a_base]="(a) with the headers of BASELINE_INCLUDE"
+    [d_base]="(d) with the headers of BASELINE_INCLUDE")
+  for name in a b c d a_base d_base; do
+    if [ ! -f "$work/O0.$name.wall" ] && [ "$name" != c ]; then continue; fi
     if [ "$name" = c ] && [ ${#torch_flags[@]} -eq 0 ]; then
       echo "| ${side_label[c]} | skipped: LibTorch not installed | | | | |"
       continue
@@ -160,7 +173,9 @@ if has_part side; then
   echo
   echo "| ratio of medians | $(level_title O0) wall | $(level_title O0) memory | $(level_title O3) wall | $(level_title O3) memory |"
   echo "|---|---|---|---|---|"
-  for pair in "a b" "d b"; do
+  pairs=("a b" "d b")
+  if [ -n "${BASELINE_INCLUDE:-}" ]; then pairs+=("a_base b" "a a_base" "d d_base"); fi
+  for pair in "${pairs[@]}"; do
     read -r x y <<<"$pair"
     echo "| ($x) / ($y) | $(ratio "$(cell O0 "$x" wall)" "$(cell O0 "$y" wall)") |" \
       "$(ratio "$(cell O0 "$x" mem)" "$(cell O0 "$y" mem)") |" \
