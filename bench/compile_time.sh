@@ -10,9 +10,10 @@
 #          (torch/torch.h under /usr/include, or LIBTORCH=<prefix>); otherwise "skipped";
 #      (d) examples/fashion_mnist/main.cpp as a whole.
 #    Rounds alternate the translation units (a b c d, a b c d, ...) so that load from other
-#    processes hits every variant alike; the table shows medians of REPEATS rounds and the
-#    ratios (a)/(b). Peak memory is GNU time's %M, the "Maximum resident set size" of
-#    `/usr/bin/time -v` (the compiler proper, cc1plus, the largest process of the driver).
+#    processes hits every variant alike; the table shows medians of REPEATS rounds (wall and
+#    user CPU seconds) and the ratios (a)/(b). Peak memory is GNU time's %M, the "Maximum
+#    resident set size" of `/usr/bin/time -v` (the compiler proper, cc1plus, the largest
+#    process of the driver).
 # 2. A session with 1, 10 and 30 hooks (bench/compile/hooks_n.cpp) and a model of 2, 8 and 32
 #    dense layers (bench/compile/layers_n.cpp), Release flags, against the count.
 # 3. The Fashion-MNIST example (examples/fashion_mnist) at the Release flags, and its binary size.
@@ -49,7 +50,8 @@ fi
 
 fast_flags=(-O3)
 if [ "${NATIVE:-1}" != 0 ]; then fast_flags+=(-march=native); fi
-common_flags=(-DBOOST_ALL_NO_LIB -DLEVELDB_SHARED_LIBRARY -I"$root/include" -isystem /usr/include/eigen3 -DNDEBUG
+common_flags=(-DBOOST_ALL_NO_LIB -DLEVELDB_SHARED_LIBRARY -I"$root/include"
+              -isystem /usr/include/eigen3 -DNDEBUG
               -Wall -Wextra -Wpedantic -Wconversion -Wno-aggressive-loop-optimizations
               -Wno-restrict -std=c++20)
 # level_flags LEVEL: the optimisation flags of a column, O3 (Release: -O3 -DNDEBUG, then
@@ -152,8 +154,8 @@ if has_part side; then
   load_after=$(load)
   echo "## Side by side: the Fashion-MNIST step (load average before: $load_before, after: $load_after)"
   echo
-  echo "| translation unit | $(level_title O0) wall s | $(level_title O0) peak MiB | $(level_title O3) wall s | $(level_title O3) peak MiB | wall s, each run ($(level_title O0); $(level_title O3)) |"
-  echo "|---|---|---|---|---|---|"
+  echo "| translation unit | $(level_title O0) wall s | CPU s | peak MiB | $(level_title O3) wall s | CPU s | peak MiB | wall s, each run ($(level_title O0); $(level_title O3)) |"
+  echo "|---|---|---|---|---|---|---|---|"
   declare -A side_label=(
     [a]="(a) hookfuse session, four hooks, one run() (bench/compile/session_step.cpp)"
     [b]="(b) hand-written Eigen step (bench/compile/hand_step.cpp)"
@@ -164,22 +166,25 @@ if has_part side; then
   for name in a b c d a_base d_base; do
     if [ ! -f "$work/O0.$name.wall" ] && [ "$name" != c ]; then continue; fi
     if [ "$name" = c ] && [ ${#torch_flags[@]} -eq 0 ]; then
-      echo "| ${side_label[c]} | skipped: LibTorch not installed | | | | |"
+      echo "| ${side_label[c]} | skipped: LibTorch not installed | | | | | | |"
       continue
     fi
-    echo "| ${side_label[$name]} | $(cell O0 "$name" wall) | $(cell O0 "$name" mem) |" \
-      "$(cell O3 "$name" wall) | $(cell O3 "$name" mem) | $(runs O0 "$name"); $(runs O3 "$name") |"
+    echo "| ${side_label[$name]} | $(cell O0 "$name" wall) | $(cell O0 "$name" user) |" \
+      "$(cell O0 "$name" mem) | $(cell O3 "$name" wall) | $(cell O3 "$name" user) |" \
+      "$(cell O3 "$name" mem) | $(runs O0 "$name"); $(runs O3 "$name") |"
   done
   echo
-  echo "| ratio of medians | $(level_title O0) wall | $(level_title O0) memory | $(level_title O3) wall | $(level_title O3) memory |"
-  echo "|---|---|---|---|---|"
+  echo "| ratio of medians | $(level_title O0) wall | CPU | memory | $(level_title O3) wall | CPU | memory |"
+  echo "|---|---|---|---|---|---|---|"
   pairs=("a b" "d b")
   if [ -n "${BASELINE_INCLUDE:-}" ]; then pairs+=("a_base b" "a a_base" "d d_base"); fi
   for pair in "${pairs[@]}"; do
     read -r x y <<<"$pair"
     echo "| ($x) / ($y) | $(ratio "$(cell O0 "$x" wall)" "$(cell O0 "$y" wall)") |" \
+      "$(ratio "$(cell O0 "$x" user)" "$(cell O0 "$y" user)") |" \
       "$(ratio "$(cell O0 "$x" mem)" "$(cell O0 "$y" mem)") |" \
       "$(ratio "$(cell O3 "$x" wall)" "$(cell O3 "$y" wall)") |" \
+      "$(ratio "$(cell O3 "$x" user)" "$(cell O3 "$y" user)") |" \
       "$(ratio "$(cell O3 "$x" mem)" "$(cell O3 "$y" mem)") |"
   done
   echo

@@ -10,8 +10,9 @@
 # -fno-omit-frame-pointer -g1, HOOKFUSE_TEST_FLAGS -O1, -Wno-maybe-uninitialized).
 # CPU seconds are user + system of the compiler (GNU time), which another build running beside
 # this one inflates less than the wall time; the load average is printed before and after.
-# Environment: CXX (default c++), TOP (rows shown, default 5; 0 for all), TESTS (a glob under
-# tests/, default test_*.cpp), LIMIT (seconds flagged as too slow, default 60).
+# Environment: CXX (default c++), TOP (rows shown, default 5; 0 for all), TESTS (file names or
+# globs under tests/, space-separated, default test_*.cpp), LIMIT (seconds flagged as too slow,
+# default 60).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -45,7 +46,11 @@ for mode in "${modes[@]}"; do
   esac
   : >"$work/rows"
   load_before=$(load)
-  for source in "$root"/tests/${TESTS:-test_*.cpp}; do
+  read -r -a globs <<<"${TESTS:-test_*.cpp}"
+  sources=()
+  # shellcheck disable=SC2206  # the glob is meant to expand
+  for glob in "${globs[@]}"; do sources+=("$root"/tests/$glob); done
+  for source in "${sources[@]}"; do
     if ! /usr/bin/time -f '%U %S %e %M' -o "$work/time" \
         "$cxx" "${common[@]}" "${flags[@]}" -c "$source" -o "$work/test.o"; then
       echo "test_compile_times.sh: $source failed to compile ($mode)" >&2
