@@ -6,9 +6,10 @@
 // fused path is really taken (and stores no gradient), that a hook asking for a gradient or a
 // variable keeps it unfused, and that "gradients/<name>" fetches the right gradient.
 //
-// The cases where an op has several variable operands (products, sums, cross-entropy on a
-// variable) and named aliases are in test_fused_update_operands.cpp (split to keep each file
-// under a minute of compile time with the sanitizer flags).
+// Hooks requesting a gradient or a variable are in test_fused_update_hooks.cpp, the cases where
+// an op has several variable operands (products, sums, cross-entropy on a variable) and named
+// aliases in test_fused_update_operands.cpp (split to keep each file under a minute of compile
+// time with the sanitizer flags).
 #include "fused_update_fixture.hpp"
 
 TEST_CASE("fused SGD update gives the stored-gradient weights: float, 200 steps",
@@ -19,51 +20,6 @@ TEST_CASE("fused SGD update gives the stored-gradient weights: float, 200 steps"
 TEST_CASE("fused SGD update gives the stored-gradient weights: double, 200 steps",
           "[fused_update]") {
   fused_equals_stored<double>(1e-12);
-}
-
-TEST_CASE("a hook requesting a gradient gets it, and only that variable stays unfused",
-          "[fused_update]") {
-  GradientProbe probe_out;
-  auto result = train<double>(3, GradientProbe{}, [&](auto& s) {
-    using Session = std::remove_cvref_t<decltype(s)>;
-    STATIC_REQUIRE_FALSE(Session::template update_fused<"dense/kernel">);
-    STATIC_REQUIRE(Session::template update_fused<"dense/bias">);
-    STATIC_REQUIRE(Session::template update_fused<"logits/kernel">);
-    s.run();
-    probe_out = boost::hana::at_c<0>(s.hooks());
-  });
-  // The reference: a graph of the same (initial) model, backward() with stored gradients.
-  Mlp<double> ref;
-  FixedBatch<double> batch;
-  auto graph = hf::bind(kBatch, ref.loss());
-  batch.feed(graph);
-  graph.forward();
-  graph.backward();
-  REQUIRE(probe_out.kernel_grad.rows() == kIn);
-  REQUIRE(probe_out.kernel_grad.cols() == kHidden);
-  const Eigen::MatrixXd expected_kernel = ref.hidden.kernel.grad;
-  CHECK((probe_out.kernel_grad - expected_kernel).norm() <= 1e-12 * expected_kernel.norm());
-  const Eigen::MatrixXd expected_logits = graph.adjoint<"logits">();
-  REQUIRE(probe_out.logits_grad.rows() == kBatch);
-  CHECK((probe_out.logits_grad - expected_logits).norm() <= 1e-12 * expected_logits.norm());
-  CHECK(expected_kernel.norm() > 0);
-  // Unfused variable: its gradient is stored; fused ones: never written.
-  CHECK_FALSE(result[0].second.isZero(0));
-  CHECK(result[1].second.isZero(0));
-}
-
-TEST_CASE("a hook requesting a variable gets a view showing the run's update, fused or not",
-          "[fused_update]") {
-  Mlp<double> m;
-  const Eigen::MatrixXd before = m.output.kernel.value;
-  hf::MonitoredTrainingSession session(m.train_op(), FixedBatch<double>{},
-                                       hf::hooks(KernelValueProbe{}));
-  using Session = decltype(session);
-  STATIC_REQUIRE(Session::update_fused<"logits/kernel">);  // a value fetch does not pin
-  session.run();
-  const auto& probe = boost::hana::at_c<0>(session.hooks());
-  CHECK(probe.first == Eigen::MatrixXd(m.output.kernel.value));
-  CHECK(probe.first != before);
 }
 
 TEST_CASE("an operand's backward reads a fused variable before its update", "[fused_update]") {
