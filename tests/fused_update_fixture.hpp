@@ -1,6 +1,6 @@
-// tests/fused_update_fixture.hpp: the model, batch and probes shared by test_fused_update.cpp,
-// test_fused_update_hooks.cpp and test_fused_update_operands.cpp (a 12 -> 16 ReLU -> 5 MLP
-// trained by a MonitoredTrainingSession; train() returns the variables' values and gradients).
+// tests/fused_update_fixture.hpp: the model, batch and probes shared by the
+// tests/test_fused_update*.cpp files (a 12 -> 16 ReLU -> 5 MLP trained by a
+// MonitoredTrainingSession; train() returns the variables' values and gradients).
 #pragma once
 
 #include <catch2/catch.hpp>

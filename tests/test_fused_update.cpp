@@ -6,20 +6,15 @@
 // fused path is really taken (and stores no gradient), that a hook asking for a gradient or a
 // variable keeps it unfused, and that "gradients/<name>" fetches the right gradient.
 //
-// Hooks requesting a gradient or a variable are in test_fused_update_hooks.cpp, the cases where
-// an op has several variable operands (products, sums, cross-entropy on a variable) and named
-// aliases in test_fused_update_operands.cpp (split to keep each file under a minute of compile
-// time with the sanitizer flags).
+// Split to keep each file under a minute of compile time with the sanitizer flags: the double
+// model is in test_fused_update_double.cpp, hooks requesting a gradient or a variable in
+// test_fused_update_hooks.cpp, the cases where an op has several variable operands (products,
+// sums, cross-entropy on a variable) and named aliases in test_fused_update_operands.cpp.
 #include "fused_update_fixture.hpp"
 
 TEST_CASE("fused SGD update gives the stored-gradient weights: float, 200 steps",
           "[fused_update]") {
   fused_equals_stored<float>(1e-6);
-}
-
-TEST_CASE("fused SGD update gives the stored-gradient weights: double, 200 steps",
-          "[fused_update]") {
-  fused_equals_stored<double>(1e-12);
 }
 
 TEST_CASE("an operand's backward reads a fused variable before its update", "[fused_update]") {
