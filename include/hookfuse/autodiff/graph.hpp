@@ -797,9 +797,10 @@ class Graph {
 /// under one name do not compile (detail::check_unique_name). One object used twice is one tensor.
 template <Operand L, Operand... Fs>
 auto bind(Index capacity, L&& loss, Fs&&... fetches) {
-  auto [t1, loss_idx] = detail::flatten(detail::Tape<std::tuple<>, detail::NameList<>>{},
+  auto [t1, loss_idx] = detail::flatten(detail::Tape<detail::EntryNil, detail::NameList<>>{},
                                         as_expr(std::forward<L>(loss)));
-  auto tape = detail::flatten_all(std::move(t1), as_expr(std::forward<Fs>(fetches))...);
+  auto tape = detail::to_tuple_tape(
+      detail::flatten_all(std::move(t1), as_expr(std::forward<Fs>(fetches))...));
   static_assert(decltype(loss_idx)::value != detail::npos);
   return Graph<decltype(tape), decltype(loss_idx)::value>(tape, capacity);
 }

@@ -103,6 +103,33 @@ constexpr bool check_unique_name() {
   return std::is_same_v<First, Second>;
 }
 
+// While flatten walks the expression, the entries grow one at a time in a cons list (Cons<Prev,
+// E>: one new aggregate per entry) instead of a std::tuple rebuilt by std::tuple_cat at every
+// step, which instantiated a tuple of every length on the way and so grew quadratically with
+// the number of entries. bind() turns the finished list into one std::tuple (to_tuple_tape).
+struct EntryNil {
+  static constexpr std::size_t size = 0;
+};
+template <class Prev, class E>
+struct EntryCons {
+  static constexpr std::size_t size = Prev::size + 1;
+  Prev prev;
+  E last;
+};
+
+/// Entry I of a cons list (for a name met again: check_same_tensor).
+template <std::size_t I, class Prev, class E>
+constexpr const auto& get_entry(const EntryCons<Prev, E>& list) {
+  if constexpr (I + 1 == EntryCons<Prev, E>::size)
+    return list.last;
+  else
+    return get_entry<I>(list.prev);
+}
+template <std::size_t I, class... Es>
+constexpr const auto& get_entry(const std::tuple<Es...>& entries) {
+  return std::get<I>(entries);
+}
+
 template <class Op>
 bool same_op(const Op& a, const Op& b) {
   if constexpr (std::is_empty_v<Op>) {
@@ -123,7 +150,7 @@ bool same_op(const Op& a, const Op& b) {
 /// for an `e` of the type that first carried the name, so the tape has the same structure there.
 template <std::size_t I, class Entries, class E>
 bool same_tensor(const Entries& entries, const E& e) {
-  const auto& entry = std::get<I>(entries);
+  const auto& entry = get_entry<I>(entries);
   if constexpr (requires { typename E::variable_type; }) {
     return entry.var == e.var;
   } else if constexpr (requires { typename E::placeholder_type; }) {
@@ -172,9 +199,34 @@ struct Tape {
 
 template <class Entries, class... Ns, class E>
 constexpr auto append(Tape<Entries, NameList<Ns...>> tape, E entry) {
-  auto entries = std::tuple_cat(std::move(tape.entries), std::tuple<E>{std::move(entry)});
-  return Tape<decltype(entries), NameList<Ns...>>{std::move(entries)};
+  using List = EntryCons<Entries, E>;
+  return Tape<List, NameList<Ns...>>{List{std::move(tape.entries), std::move(entry)}};
 }
+
+template <class... Es>
+constexpr auto entries_to_tuple(EntryNil, Es&&... es) {
+  return std::tuple<std::remove_cvref_t<Es>...>{std::move(es)...};
+}
+template <class Prev, class E, class... Es>
+constexpr auto entries_to_tuple(EntryCons<Prev, E>&& list, Es&&... es) {
+  return entries_to_tuple(std::move(list.prev), std::move(list.last), std::move(es)...);
+}
+
+/// The finished tape, its entries in one std::tuple (what Graph reads).
+template <class Entries, class Names>
+constexpr auto to_tuple_tape(Tape<Entries, Names> tape) {
+  auto entries = entries_to_tuple(std::move(tape.entries));
+  return Tape<decltype(entries), Names>{std::move(entries)};
+}
+
+/// What flatten returns: the new tape and the position of the flattened expression on it (an
+/// index_c), or for flatten_children the children's positions (an index_sequence). A plain
+/// aggregate: std::pair's constrained constructors cost more to instantiate than the rest.
+template <class T, class Index>
+struct TapeAnd {
+  T tape;
+  Index index;
+};
 
 template <fixed_string Name, std::size_t I, class E, class Entries, class... Ns>
 constexpr auto add_name(Tape<Entries, NameList<Ns...>> tape) {
@@ -185,7 +237,7 @@ template <std::size_t I>
 using index_c = std::integral_constant<std::size_t, I>;
 
 template <class T>
-inline constexpr std::size_t size_of_tape = std::tuple_size_v<typename T::entries_type>;
+inline constexpr std::size_t size_of_tape = T::entries_type::size;
 
 template <class T, class E>
 constexpr auto flatten(T tape, const E& e);
@@ -193,7 +245,7 @@ constexpr auto flatten(T tape, const E& e);
 template <std::size_t K, class T, class Children, std::size_t... Done>
 constexpr auto flatten_children(T tape, const Children& children, std::index_sequence<Done...>) {
   if constexpr (K == std::tuple_size_v<Children>) {
-    return std::pair{std::move(tape), std::index_sequence<Done...>{}};
+    return TapeAnd<T, std::index_sequence<Done...>>{std::move(tape), {}};
   } else {
     auto [next, idx] = flatten(std::move(tape), std::get<K>(children));
     return flatten_children<K + 1>(std::move(next), children,
@@ -212,7 +264,7 @@ template <std::size_t Found, class T, class E>
 constexpr auto reuse_name(T tape, const E& e) {
   using First = typename named_type<E::name, typename T::names_type>::type;
   if constexpr (check_unique_name<E::name, First, E>()) check_same_tensor<Found>(tape.entries, e);
-  return std::pair{std::move(tape), index_c<Found>{}};
+  return TapeAnd<T, index_c<Found>>{std::move(tape), {}};
 }
 
 /// Adds `e` and everything below it to the tape; returns the new tape and e's position.
@@ -228,20 +280,23 @@ constexpr auto flatten(T tape, const E& e) {
     constexpr std::size_t m = size_of_tape<decltype(t2)>;
     auto t3 = append_op<typename E::op_type, typename E::scalar, E::dims, E::requires_grad>(
         std::move(t2), e.op, idx);
-    return std::pair{std::move(t3), index_c<m>{}};
+    return TapeAnd<decltype(t3), index_c<m>>{std::move(t3), {}};
   } else if constexpr (constexpr std::size_t found = find_name<E::name>(Names{});
                        found != npos) {
     return reuse_name<found>(std::move(tape), e);
   } else if constexpr (requires { typename E::variable_type; }) {
     auto t2 = append(std::move(tape), VarEntry<typename E::variable_type>{e.var});
-    return std::pair{add_name<E::name, n, E>(std::move(t2)), index_c<n>{}};
+    auto t3 = add_name<E::name, n, E>(std::move(t2));
+    return TapeAnd<decltype(t3), index_c<n>>{std::move(t3), {}};
   } else if constexpr (requires { typename E::placeholder_type; }) {
     auto t2 = append(std::move(tape), InputEntry<typename E::placeholder_type>{e.placeholder});
-    return std::pair{add_name<E::name, n, E>(std::move(t2)), index_c<n>{}};
+    auto t3 = add_name<E::name, n, E>(std::move(t2));
+    return TapeAnd<decltype(t3), index_c<n>>{std::move(t3), {}};
   } else {
     // Named<Name, X>: the name refers to X's entry.
     auto [t2, idx] = flatten(std::move(tape), e.expr);
-    return std::pair{add_name<E::name, decltype(idx)::value, E>(std::move(t2)), idx};
+    auto t3 = add_name<E::name, decltype(idx)::value, E>(std::move(t2));
+    return TapeAnd<decltype(t3), decltype(idx)>{std::move(t3), idx};
   }
 }
 
