@@ -16,6 +16,7 @@
 #include "alloc_counter.hpp"
 // clang-format on
 
+#include <cmath>
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -290,7 +291,9 @@ TEST_CASE("Session: FeedFnHook, FinalOpsHook, GlobalStepWaiterHook and an increm
   CountingLogger::State log;
   MonitoredTrainingSession session(
       train_op, PreallocatedInput{&features, &labels},
-      hooks(FeedFnHook(XBatches{&features}), FinalOpsHook<"loss", "accuracy">(),
+      // FinalOpsHook keeps tensors the last run computed ("accuracy" is not: a hook feeds this
+      // session, so its feeds last one run and end() would refuse to recompute it).
+      hooks(FeedFnHook(XBatches{&features}), FinalOpsHook<"loss", "logits">(),
             GlobalStepWaiterHook<decltype(source), NoSleep, CountingLogger>(
                 {.wait_until_step = 50}, source, {}, {&log})),
       acc);
@@ -308,5 +311,7 @@ TEST_CASE("Session: FeedFnHook, FinalOpsHook, GlobalStepWaiterHook and an increm
   CHECK(session.global_step() == 22);
   CHECK(log.info == 1);  // the waiter's first line only
   session.close();
-  CHECK(session.hook<1>().final_ops_values().has_value());
+  REQUIRE(session.hook<1>().final_ops_values().has_value());
+  CHECK(std::isfinite(session.hook<1>().value<"loss">()->item()));
+  CHECK(session.hook<1>().value<"logits">()->rows == kBatch);
 }
