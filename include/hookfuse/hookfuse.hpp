@@ -52,9 +52,13 @@
 #include "hookfuse/session/optimizer_slots.hpp"
 #include "hookfuse/session/session_options.hpp"
 
-#if !defined(HOOKFUSE_CORE_ONLY) && !defined(HOOKFUSE_NO_EXCEPTIONS)
+// Hosted, but no dependency beyond the standard library: left out of embedded builds only.
+#if !defined(HOOKFUSE_EMBEDDED) && !defined(HOOKFUSE_NO_EXCEPTIONS)
 #include "hookfuse/hooks/final_ops_hook.hpp"
 #include "hookfuse/hooks/global_step_waiter_hook.hpp"
+#endif
+
+#if !defined(HOOKFUSE_CORE_ONLY) && !defined(HOOKFUSE_NO_EXCEPTIONS)
 #include "hookfuse/hooks/summary_saver_hook.hpp"
 #include "hookfuse/hooks/variable_initialization_hook.hpp"
 #include "hookfuse/io/init_from_checkpoint.hpp"
