@@ -243,7 +243,9 @@ TEST_CASE("EarlyStoppingHook: requests its tensor only on the runs it checks; ar
   std::vector<bool> active;
   for (int i = 0; i < 7; ++i) active.push_back(hook.before_run(ctx).active);
   CHECK(active == std::vector<bool>{false, false, true, false, false, true, false});
-  CHECK_THROWS_AS(ES({.patience = -1}), std::invalid_argument);
+  CHECK_THROWS_WITH(ES({.patience = -1}), "EarlyStoppingHook: patience must be >= 0, got -1");
+  CHECK_THROWS_WITH(ES({.mode = static_cast<hf::MonitorMode>(5)}),
+                    "EarlyStoppingHook: mode must be automatic, min or max, got 5");
   CHECK_THROWS_AS(ES({.every_n_iter = 0}), std::invalid_argument);
   CHECK_THROWS_AS(ES({.min_delta = std::numeric_limits<double>::infinity()}),
                   std::invalid_argument);

@@ -18,6 +18,7 @@
 #endif
 
 #include "hookfuse/config.hpp"
+#include "hookfuse/detail/check.hpp"
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/fixed_string.hpp"
 #include "hookfuse/hooks/checkpoint_state.hpp"
@@ -81,14 +82,16 @@ class EarlyStoppingHook {
 
   explicit EarlyStoppingHook(Options options = {}, L logger = L{})
       : o_(options), maximize_(maximizes(options.mode, Monitor.view())), logger_(logger) {
-    if (o_.patience < 0)
-      detail::fail<std::invalid_argument>("EarlyStoppingHook: patience must be >= 0");
-    if (o_.every_n_iter <= 0)
-      detail::fail<std::invalid_argument>("EarlyStoppingHook: every_n_iter must be > 0");
-    if (!std::isfinite(o_.min_delta))
-      detail::fail<std::invalid_argument>("EarlyStoppingHook: min_delta must be finite");
-    if (o_.baseline && !std::isfinite(*o_.baseline))
-      detail::fail<std::invalid_argument>("EarlyStoppingHook: baseline must be finite");
+    detail::check_argument(o_.patience >= 0, "EarlyStoppingHook", "patience", ">= 0",
+                           o_.patience);
+    detail::check_argument(o_.every_n_iter > 0, "EarlyStoppingHook", "every_n_iter", "> 0",
+                           o_.every_n_iter);
+    detail::check_argument(std::isfinite(o_.min_delta), "EarlyStoppingHook", "min_delta",
+                           "finite", o_.min_delta);
+    if (o_.baseline)
+      detail::check_argument(std::isfinite(*o_.baseline), "EarlyStoppingHook", "baseline",
+                             "finite", *o_.baseline);
+    check_monitor_mode("EarlyStoppingHook", o_.mode);
     o_.min_delta = std::fabs(o_.min_delta);
     reset();
   }
@@ -151,12 +154,8 @@ class EarlyStoppingHook {
 
   void after_run(SessionRunContext& ctx, const SessionRunValues<Monitor>& values) {
     if (!check_) return;
-    const TensorValue& t = values.template get<Monitor>();
-    if (t.rows != 1 || t.cols != 1)
-      detail::fail<std::invalid_argument>(
-          "EarlyStoppingHook: the monitored tensor must be a scalar ([1, 1]), as Keras' "
-          "monitored metric");
-    if (update(t.item(), ctx.global_step())) ctx.request_stop();
+    const double current = monitored_scalar("EarlyStoppingHook", values.template get<Monitor>());
+    if (update(current, ctx.global_step())) ctx.request_stop();
   }
 
   /// One check of the monitored value (Keras' on_epoch_end); `global_step` is recorded as the

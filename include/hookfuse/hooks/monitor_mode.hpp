@@ -4,7 +4,9 @@
 
 #include <string_view>
 
+#include "hookfuse/config.hpp"
 #include "hookfuse/detail/check.hpp"
+#include "hookfuse/hooks/session_run_hook.hpp"
 
 namespace hookfuse {
 
@@ -17,6 +19,18 @@ enum class MonitorMode { automatic, min, max };
 inline void check_monitor_mode(const char* who, MonitorMode mode) {
   const auto m = static_cast<int>(mode);
   detail::check_argument(m >= 0 && m <= 2, who, "mode", "automatic, min or max", m);
+}
+
+/// The value of a monitored tensor (EarlyStoppingHook, ReduceLROnPlateauHook): it must be a
+/// scalar, [1, 1], as Keras' monitored metric; otherwise std::invalid_argument naming `who`.
+inline double monitored_scalar(const char* who, const TensorValue& t) {
+  if (t.rows != 1 || t.cols != 1)
+    detail::fail<std::invalid_argument>(
+        (detail::ErrorMessage() << who
+                                << ": the monitored tensor must be a scalar ([1, 1]), as Keras' "
+                                   "monitored metric")
+            .str());
+  return t.item();
 }
 
 /// Whether `mode` means "higher is better" for the tensor named `monitor`.

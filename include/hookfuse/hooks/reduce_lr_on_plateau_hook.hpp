@@ -105,12 +105,8 @@ class ReduceLROnPlateauHook {
 
   void after_run(SessionRunContext& ctx, const SessionRunValues<Monitor>& values) {
     if (!check_) return;
-    const TensorValue& t = values.template get<Monitor>();
-    if (t.rows != 1 || t.cols != 1)
-      detail::fail<std::invalid_argument>(
-          "ReduceLROnPlateauHook: the monitored tensor must be a scalar ([1, 1]), as Keras' "
-          "monitored metric");
-    update(t.item(), ctx.global_step());
+    update(monitored_scalar("ReduceLROnPlateauHook", values.template get<Monitor>()),
+           ctx.global_step());
   }
 
   /// One check of the monitored value (Keras' on_epoch_end); `global_step` is for the log line.
