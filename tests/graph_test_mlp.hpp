@@ -22,6 +22,7 @@ using hf::Dynamic;
 using hf::Index;
 using hookfuse_test::analytic_gradient;
 using hookfuse_test::kGradTolerance;
+using hookfuse_test::max_rel_diff;
 using hookfuse_test::max_relative_error;
 using hookfuse_test::numeric_gradient;
 using hookfuse_test::random_values;
@@ -29,15 +30,6 @@ using hookfuse_test::randomize;
 using hookfuse_test::Rng;
 
 namespace {
-
-/// max |a - b| / max(max |b|, 1e-300): 0 for identical matrices.
-template <class A, class B>
-double max_rel_diff(const A& a, const B& b) {
-  const Eigen::MatrixXd da = a.template cast<double>(), db = b.template cast<double>();
-  if (da.rows() != db.rows() || da.cols() != db.cols())
-    return std::numeric_limits<double>::infinity();
-  return (da - db).cwiseAbs().maxCoeff() / std::max(db.cwiseAbs().maxCoeff(), 1e-300);
-}
 
 using hookfuse_test::error_of;
 

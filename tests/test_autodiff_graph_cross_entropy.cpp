@@ -12,21 +12,14 @@
 #include <type_traits>
 #include <vector>
 
+#include "gradcheck.hpp"
 #include "hookfuse/autodiff.hpp"
 
 namespace hf = hookfuse;
 using Catch::Matchers::Contains;
+using hookfuse_test::max_rel_diff;
 
 namespace {
-
-/// max |a - b| / max(max |b|, 1e-300): 0 for identical matrices.
-template <class A, class B>
-double max_rel_diff(const A& a, const B& b) {
-  const Eigen::MatrixXd da = a.template cast<double>(), db = b.template cast<double>();
-  if (da.rows() != db.rows() || da.cols() != db.cols())
-    return std::numeric_limits<double>::infinity();
-  return (da - db).cwiseAbs().maxCoeff() / std::max(db.cwiseAbs().maxCoeff(), 1e-300);
-}
 
 using hookfuse_test::error_of;
 
