@@ -150,7 +150,8 @@ class BasicProgressBarHook {
     double interval = 0.05;
     /// Not on a terminal: a line every this many runs.
     std::int64_t every_n_iter = 100;
-    /// Names shown as their last value instead of an average (Keras' `stateful_metrics`).
+    /// Names shown as their last value instead of an average (Keras' `stateful_metrics`); read
+    /// by the constructor only.
     std::initializer_list<std::string_view> stateful_metrics = {};
   };
 
