@@ -205,6 +205,27 @@ TEST_CASE("ProgressBarHook: a session that stops before the total prints its las
   CHECK(d.fetched == "00000");
 }
 
+TEST_CASE("ProgressBarHook: runs past the total keep the usual cadence, without an ETA",
+          "[progress][lines]") {
+  FakeClock clock;
+  std::ostringstream out;
+  FakeBar<"loss"> hook({.total = 2, .width = 4, .stream = &out, .is_tty = false, .every_n_iter = 3},
+                       FakeRef{&clock});
+  hook.begin();
+  Driver<FakeBar<"loss">, "loss"> d(hook, clock);
+  for (int k = 1; k <= 4; ++k) d.run(1.0, {static_cast<float>(k)});
+  int session = 0;
+  hook.end(session);
+  // Run 2 reaches the total (t = 2): loss 2 for 2 steps; (2 - 1) / 1 = 1 s/step. Run 3 is the
+  // every_n_iter line (t = 3): (4 + 3) / 3; past the total: elapsed and time per step, the bar
+  // full. Run 4 draws nothing; end() prints the last line at step 4 with the same values.
+  CHECK(out.str() ==
+        "2/2 [====] - 2s 1s/step - 1.0 steps/sec - loss: 2.0000\n"
+        "3/2 [====] - 3s 1s/step - 1.0 steps/sec - loss: 2.3333\n"
+        "4/2 [====] - 4s 1s/step - 1.0 steps/sec - loss: 2.3333\n");
+  CHECK(d.fetched == "0110");
+}
+
 TEST_CASE("ProgressBarHook in a MonitoredTrainingSession", "[progress][session]") {
   hookfuse_test::LrModel m;
   FakeClock clock;

@@ -126,7 +126,8 @@ inline bool is_terminal(const std::ostream* stream) {
 /// last line ends with '\n'. Elsewhere (a file, a pipe, a CI log, or is_tty = false) it prints
 /// whole lines, no '\r': one every `every_n_iter` runs and one when the total is reached. If the
 /// session ends before (input exhausted, another hook's stop) end() prints the last line with
-/// the values fetched so far. The tensors are fetched only in runs that draw; other runs cost a
+/// the values fetched so far; a session that runs on past the total keeps drawing at the same
+/// cadence, with a full bar and no ETA, and end() ends its last line. The tensors are fetched only in runs that draw; other runs cost a
 /// counter (a clock read on a terminal). Counts and averages restart in begin().
 ///
 /// Errors: std::invalid_argument for total <= 0, width <= 0, every_n_iter <= 0, interval < 0
@@ -195,6 +196,7 @@ class BasicProgressBarHook {
     first_end_time_.reset();
     shown_any_ = false;
     final_shown_ = false;
+    reached_total_ = false;
     prev_width_ = 0;
     sums_ = {};
     counts_ = {};
@@ -208,7 +210,9 @@ class BasicProgressBarHook {
       seen_so_far_ = start_step_;
     }
     const std::int64_t next = detail::saturating_add(ctx.global_step(), ctx.global_step_increment());
-    finalize_ = total_ && next >= *total_;
+    // Only the first run that reaches the total ends the bar; a session that runs on past it
+    // (no StopAtStepHook) keeps the usual cadence, without an ETA.
+    finalize_ = total_ && next >= *total_ && !reached_total_;
     if (tty_) {
       fire_ = finalize_ || !shown_any_ || interval_ == 0 ||
               clock_.now() - last_update_ >= interval_;
@@ -231,6 +235,7 @@ class BasicProgressBarHook {
     if (!fire_) return;
     accumulate(values);
     render(now ? *now : clock_.now(), finalize_);
+    if (finalize_) reached_total_ = true;
   }
 
   /// Prints the last line unless the run that reached the total did.
@@ -307,7 +312,7 @@ class BasicProgressBarHook {
       detail::append_printf(line_, "%7lld/Unknown", static_cast<long long>(current_));
     }
     const double per_step = time_per_step(now);
-    if (!total_ || finalize) {
+    if (!total_ || finalize || current_ >= *total_) {
       detail::append_printf(line_, " - %.0fs", now - start_time_);
       detail::append_keras_time_per_step(line_, per_step);
     } else {
@@ -365,6 +370,7 @@ class BasicProgressBarHook {
   double last_update_ = 0.0;
   bool shown_any_ = false;
   bool final_shown_ = false;
+  bool reached_total_ = false;
   bool fire_ = false;
   bool finalize_ = false;
   std::size_t prev_width_ = 0;
