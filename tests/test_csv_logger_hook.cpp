@@ -78,17 +78,17 @@ TEST_CASE("append_python_float writes what Python 3's repr(float) writes", "[csv
   CHECK(repr(static_cast<double>(0.1f)) == "0.10000000149011612");
   CHECK(repr(0.1) == "0.1");
   CHECK(repr(1.0 / 3.0) == "0.3333333333333333");
-  CHECK(repr(1.0) == "1.0");             // to_chars alone: "1"
-  CHECK(repr(100.0) == "100.0");         // to_chars alone: "100"
+  CHECK(repr(1.0) == "1.0");      // to_chars alone: "1"
+  CHECK(repr(100.0) == "100.0");  // to_chars alone: "100"
   CHECK(repr(0.0) == "0.0");
   CHECK(repr(-0.0) == "-0.0");
   CHECK(repr(-2.5) == "-2.5");
-  CHECK(repr(0.0001) == "0.0001");       // to_chars alone: "1e-04" (shorter)
+  CHECK(repr(0.0001) == "0.0001");  // to_chars alone: "1e-04" (shorter)
   CHECK(repr(0.00012) == "0.00012");
-  CHECK(repr(1e-5) == "1e-05");          // decimal point exponent -4: scientific
+  CHECK(repr(1e-5) == "1e-05");  // decimal point exponent -4: scientific
   CHECK(repr(1.5e-7) == "1.5e-07");
   CHECK(repr(1e16) == "1e+16");
-  CHECK(repr(1234567890123456.0) == "1234567890123456.0");  // 16 digits: still positional
+  CHECK(repr(1234567890123456.0) == "1234567890123456.0");        // 16 digits: still positional
   CHECK(repr(123456789012345680.0) == "1.2345678901234568e+17");  // to_chars: positional
   CHECK(repr(1.5e300) == "1.5e+300");
   CHECK(repr(5e-324) == "5e-324");
@@ -141,8 +141,7 @@ TEST_CASE("CsvWriter: a path that cannot be opened is an IoError naming the path
 // CSVLoggerHook in a session
 // =============================================================================================
 
-TEST_CASE("CSVLoggerHook writes the header and one row per run (every_n_iter = 1)",
-          "[csv][hook]") {
+TEST_CASE("CSVLoggerHook writes the header and one row per run (every_n_iter = 1)", "[csv][hook]") {
   hookfuse_test::TempDir dir("csv");
   const auto path = dir.path / "train.csv";
   hookfuse_test::LrModel m;
@@ -177,9 +176,10 @@ TEST_CASE("CSVLoggerHook with every_n_iter = 2: runs 1, 3, 5 at global steps 1, 
         "5,1.25,25.0\r\n");
 }
 
-TEST_CASE("CSVLoggerHook: the step column is the global step after the run (restored start, "
-          "increment 2)",
-          "[csv][hook][cadence]") {
+TEST_CASE(
+    "CSVLoggerHook: the step column is the global step after the run (restored start, "
+    "increment 2)",
+    "[csv][hook][cadence]") {
   hookfuse_test::TempDir dir("csv");
   const auto path = dir.path / "train.csv";
   hookfuse_test::LrModel m(/*initial_step=*/10);

@@ -73,8 +73,8 @@ TEST_CASE("CSVLoggerHook and ProgressBarHook steps allocate nothing, firing or n
   CSVLoggerHook<"loss", "accuracy"> csv(dir.path / "train.csv", {.every_n_iter = 4});
   BasicProgressBarHook<ClockRef<FakeClock>, "loss", "accuracy"> bar(
       {.total = 1000, .stream = &stream, .is_tty = true, .interval = 1.0}, {&clock});
-  MonitoredTrainingSession session(m.train_op(), CountingInput{}, hooks(std::ref(csv), std::ref(bar)),
-                                   m.accuracy());
+  MonitoredTrainingSession session(m.train_op(), CountingInput{},
+                                   hooks(std::ref(csv), std::ref(bar)), m.accuracy());
   // Warm-up: the first rows (stdio's buffer, the header) and the first bar line.
   for (int i = 0; i < 8; ++i) session.run();
   std::size_t news = 0, eigen_mallocs = 0;

@@ -151,8 +151,7 @@ TEST_CASE("ProgressBarHook on a terminal: redraws in place at most every interva
   hook.begin();
   Driver<FakeBar<"loss", "acc">, "loss", "acc"> d(hook, clock);
   // Every run takes 0.5 s; run k: loss k, acc k / 4 (stateful: shown as is).
-  for (int k = 1; k <= 4; ++k)
-    d.run(0.5, {static_cast<float>(k), static_cast<float>(k) / 4.0f});
+  for (int k = 1; k <= 4; ++k) d.run(0.5, {static_cast<float>(k), static_cast<float>(k) / 4.0f});
   // Run 1 draws (the first; t = 0.5): time per step (0.5 - 0) / 1; ETA 0.5 * 3 = 1.5 -> 1s;
   // bar int(8 / 4) = 2: "=>". Run 2 starts at 0.5, 0 s after that drawing: no. Run 3 starts at
   // 1.0, 0.5 s after: draws at t = 1.5: loss (1 + 3 * 2) / 3 = 2.3333, time per step
@@ -165,9 +164,10 @@ TEST_CASE("ProgressBarHook on a terminal: redraws in place at most every interva
   CHECK(d.fetched == "1011");
 }
 
-TEST_CASE("ProgressBarHook without a total: no bar, no ETA; a shorter line is padded; end() "
-          "ends the line",
-          "[progress][tty]") {
+TEST_CASE(
+    "ProgressBarHook without a total: no bar, no ETA; a shorter line is padded; end() "
+    "ends the line",
+    "[progress][tty]") {
   FakeClock clock;
   std::ostringstream out;
   FakeBar<"loss"> hook({.stream = &out, .is_tty = true, .interval = 0.0}, FakeRef{&clock});

@@ -78,10 +78,10 @@ class CSVLoggerHook {
       : writer_(std::move(writer)), every_n_iter_(every_n_iter) {
     if (!writer_) detail::fail<std::invalid_argument>("CSVLoggerHook: the writer is null");
     if (every_n_iter_ <= 0)
-      detail::fail<std::invalid_argument>(
-          (detail::ErrorMessage() << "CSVLoggerHook: every_n_iter must be > 0, got "
-                                  << static_cast<long long>(every_n_iter_))
-              .str());
+      detail::fail<std::invalid_argument>((detail::ErrorMessage()
+                                           << "CSVLoggerHook: every_n_iter must be > 0, got "
+                                           << static_cast<long long>(every_n_iter_))
+                                              .str());
   }
 
   /// Starts a session: its first run writes a row.
@@ -118,9 +118,8 @@ class CSVLoggerHook {
     (
         [&] {
           ++i;  // field i holds values.results[i - 1]
-          put(i, [&](char*& out, char* end) {
-            append_value<Names>(out, end, values.results[i - 1]);
-          });
+          put(i,
+              [&](char*& out, char* end) { append_value<Names>(out, end, values.results[i - 1]); });
         }(),
         ...);
     // After the values are checked: a refused tensor leaves the file as it was.
@@ -135,11 +134,10 @@ class CSVLoggerHook {
   template <fixed_string Name>
   static void append_value(char*& out, char* end, const TensorValue& t) {
     if (t.size() != 1)
-      detail::fail<ValueError>((detail::ErrorMessage()
-                                << "CSVLoggerHook: tensor '" << Name.view() << "' is ["
-                                << static_cast<long long>(t.rows) << ", "
-                                << static_cast<long long>(t.cols)
-                                << "], expected one element ([1, 1])")
+      detail::fail<ValueError>((detail::ErrorMessage() << "CSVLoggerHook: tensor '" << Name.view()
+                                                       << "' is [" << static_cast<long long>(t.rows)
+                                                       << ", " << static_cast<long long>(t.cols)
+                                                       << "], expected one element ([1, 1])")
                                    .str());
     if (t.dtype == DType::int32 || t.dtype == DType::int64)
       detail::append_int(out, end, t.item_int());

@@ -127,8 +127,9 @@ inline bool is_terminal(const std::ostream* stream) {
 /// whole lines, no '\r': one every `every_n_iter` runs and one when the total is reached. If the
 /// session ends before (input exhausted, another hook's stop) end() prints the last line with
 /// the values fetched so far; a session that runs on past the total keeps drawing at the same
-/// cadence, with a full bar and no ETA, and end() ends its last line. The tensors are fetched only in runs that draw; other runs cost a
-/// counter (a clock read on a terminal). Counts and averages restart in begin().
+/// cadence, with a full bar and no ETA, and end() ends its last line. The tensors are fetched only
+/// in runs that draw; other runs cost a counter (a clock read on a terminal). Counts and averages
+/// restart in begin().
 ///
 /// Errors: std::invalid_argument for total <= 0, width <= 0, every_n_iter <= 0, interval < 0
 /// or a stateful_metrics name that is not one of Names (the message names it).
@@ -169,20 +170,20 @@ class BasicProgressBarHook {
     if (width_ <= 0) fail_option("width must be > 0, got", width_);
     if (every_n_iter_ <= 0) fail_option("every_n_iter must be > 0, got", every_n_iter_);
     if (!(interval_ >= 0))
-      detail::fail<std::invalid_argument>(
-          (detail::ErrorMessage() << "ProgressBarHook: interval must be >= 0 seconds, got "
-                                  << interval_)
-              .str());
+      detail::fail<std::invalid_argument>((detail::ErrorMessage()
+                                           << "ProgressBarHook: interval must be >= 0 seconds, got "
+                                           << interval_)
+                                              .str());
     for (std::string_view name : options.stateful_metrics) {
       std::size_t i = 0;
       bool found = false;
       (void)i;  // unused without names
       ((Names.view() == name ? (stateful_[i] = found = true) : false, ++i), ...);
       if (!found)
-        detail::fail<std::invalid_argument>(
-            (detail::ErrorMessage() << "ProgressBarHook: stateful_metrics names '" << name
-                                    << "', which is not one of the hook's tensors")
-                .str());
+        detail::fail<std::invalid_argument>((detail::ErrorMessage()
+                                             << "ProgressBarHook: stateful_metrics names '" << name
+                                             << "', which is not one of the hook's tensors")
+                                                .str());
     }
     line_.reserve(static_cast<std::size_t>(width_) + 160 + num_names * 48);
     begin();
@@ -209,13 +210,14 @@ class BasicProgressBarHook {
       start_step_ = ctx.global_step();
       seen_so_far_ = start_step_;
     }
-    const std::int64_t next = detail::saturating_add(ctx.global_step(), ctx.global_step_increment());
+    const std::int64_t next =
+        detail::saturating_add(ctx.global_step(), ctx.global_step_increment());
     // Only the first run that reaches the total ends the bar; a session that runs on past it
     // (no StopAtStepHook) keeps the usual cadence, without an ETA.
     finalize_ = total_ && next >= *total_ && !reached_total_;
     if (tty_) {
-      fire_ = finalize_ || !shown_any_ || interval_ == 0 ||
-              clock_.now() - last_update_ >= interval_;
+      fire_ =
+          finalize_ || !shown_any_ || interval_ == 0 || clock_.now() - last_update_ >= interval_;
     } else {
       fire_ = finalize_ || runs_to_line_ == 0;
       runs_to_line_ = runs_to_line_ == 0 ? every_n_iter_ - 1 : runs_to_line_ - 1;
@@ -250,10 +252,10 @@ class BasicProgressBarHook {
  private:
   template <class T>
   [[noreturn]] static void fail_option(const char* what, T value) {
-    detail::fail<std::invalid_argument>(
-        (detail::ErrorMessage() << "ProgressBarHook: " << what << " "
-                                << static_cast<long long>(value))
-            .str());
+    detail::fail<std::invalid_argument>((detail::ErrorMessage()
+                                         << "ProgressBarHook: " << what << " "
+                                         << static_cast<long long>(value))
+                                            .str());
   }
 
   static double mean(const TensorValue& t) {
@@ -295,9 +297,9 @@ class BasicProgressBarHook {
       int digits = 1;
       for (std::int64_t t = *total_; t >= 10; t /= 10) ++digits;
       char count[64];
-      const int n = std::snprintf(count, sizeof count, "%*lld/%lld [", digits,
-                                  static_cast<long long>(current_),
-                                  static_cast<long long>(*total_));
+      const int n =
+          std::snprintf(count, sizeof count, "%*lld/%lld [", digits,
+                        static_cast<long long>(current_), static_cast<long long>(*total_));
       line_.append(count, static_cast<std::size_t>(std::clamp(n, 0, 63)));
       const double progress = static_cast<double>(current_) / static_cast<double>(*total_);
       const int drawn = static_cast<int>(

@@ -12,8 +12,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <stdexcept>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -118,14 +118,13 @@ class CsvWriter {
   }
 
   void put_field(std::string_view field) {
-    const bool quote = field.find_first_of(std::string_view{&options_.separator, 1}) !=
-                           std::string_view::npos ||
-                       field.find_first_of("\"\r\n") != std::string_view::npos;
+    const bool quote =
+        field.find_first_of(std::string_view{&options_.separator, 1}) != std::string_view::npos ||
+        field.find_first_of("\"\r\n") != std::string_view::npos;
     if (!quote) return put(field);
     put("\"");
     std::size_t start = 0;
-    for (std::size_t q = field.find('"'); q != std::string_view::npos;
-         q = field.find('"', start)) {
+    for (std::size_t q = field.find('"'); q != std::string_view::npos; q = field.find('"', start)) {
       put(field.substr(start, q + 1 - start));  // up to and including the quote
       put("\"");
       start = q + 1;
