@@ -95,8 +95,8 @@ inline bool is_terminal(const std::ostream* stream) {
 /// A progress bar over training steps with the named tensors' running averages, drawn as
 /// tf.keras 2.x's Progbar (verbose=1) draws it:
 ///
-///       32/1875 [>.............................] - ETA: 1:23 - 22.4 steps/sec - loss: 0.5234
-///     1875/1875 [==============================] - 84s 45ms/step - 22.3 steps/sec - loss: 0.3872
+///      600/1875 [========>.....................] - ETA: 1s - 1101.7 steps/sec - loss: 0.7210
+///     1875/1875 [==============================] - 2s 814us/step - 1229.3 steps/sec - loss: 0.4971
 ///
 ///     ProgressBarHook<"loss", "accuracy">({.total = 1875})
 ///
