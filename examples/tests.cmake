@@ -52,3 +52,15 @@ endif()
 hookfuse_add_example_test(NAME example.fashion_mnist_cosine TARGET fashion_mnist
                           ARGS --lr_schedule cosine --max_steps 300 --batch_size 32
                           PASS_REGULAR_EXPRESSION "lr_schedule: cosine\n.*global_step: 300\nfinal_learning_rate: 0\\.0010027[0-9]*\n.*test_accuracy: 0\\.[6-9]")
+# Adam against scripts/fashion_mnist_numpy_reference.py, the same training in plain numpy drawing
+# the same weights and batches: 300 steps of seed 7 give the same test loss and accuracy
+# (examples/fashion_mnist/numpy_reference_test.sh; skipped without Fashion-MNIST or numpy).
+if(HOOKFUSE_BUILD_TESTS)
+  add_test(NAME example.fashion_mnist_numpy_reference
+    COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/fashion_mnist/numpy_reference_test.sh"
+      "$<TARGET_FILE:fashion_mnist>" "${_hookfuse_python3}"
+      "${PROJECT_SOURCE_DIR}/scripts/fashion_mnist_numpy_reference.py"
+      "${CMAKE_CURRENT_BINARY_DIR}/fashion_mnist_numpy_reference")
+  set_tests_properties(example.fashion_mnist_numpy_reference PROPERTIES LABELS example
+                       SKIP_RETURN_CODE 77 TIMEOUT 300)
+endif()
