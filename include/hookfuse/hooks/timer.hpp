@@ -66,9 +66,12 @@ class SecondOrStepTimer {
 
   bool should_trigger_for_step(std::int64_t step) const {
     // A step timer between triggers: one comparison, no clock read (the hot path of a hook
-    // that does not fire). not_before_ is last + every_steps (clamped to the int64 range), or
-    // the lowest step before the first trigger and for a time-based timer.
-    if (step < not_before_) return false;
+    // that does not fire, laid out as the fall-through: [[likely]] keeps the cost per
+    // non-firing hook flat from 10 to 20 hooks in bench/hooks_cost.sh). not_before_ is
+    // last + every_steps (clamped to the int64 range), or the lowest step before the first
+    // trigger and for a time-based timer.
+    if (step < not_before_) [[likely]]
+      return false;
     return should_trigger_past(step);
   }
 
