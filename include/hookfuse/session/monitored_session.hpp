@@ -105,6 +105,13 @@ constexpr bool check_run_fetch() {
   return Known;
 }
 inline constexpr fixed_string global_step_name{"global_step"};
+/// Whether a hook's before_run result requests a tensor in this run (false for one that names
+/// none, whatever its `active`).
+template <fixed_string... Names>
+constexpr bool requests_fetch(const SessionRunArgs<Names...>& a) {
+  if constexpr (sizeof...(Names) > 0) return a.active;
+  else return ((void)a, false);
+}
 inline constexpr const char* run_after_stop_message =
     "Run called even after should_stop requested.";
 struct create_session_tag {};
@@ -595,9 +602,11 @@ class MonitoredTrainingSession {
   // --- phase timings (only instantiated when step_phases::timed) -------------------------------
   using step_marks = detail::StepMarks<step_phases::timed, step_phases::size + 1>;
 
+  /// h's before_run; `fetches` becomes true when it requests a tensor.
   template <class H>
-  auto timed_before_run(H& h, SessionRunContext& ctx, step_marks& marks) {
+  auto timed_before_run(H& h, SessionRunContext& ctx, step_marks& marks, bool& fetches) {
     auto a = call_before_run(h, ctx);
+    fetches |= detail::requests_fetch(a);
     if constexpr (HandlesBeforeRun<H>) mark(marks);
     return a;
   }
@@ -685,9 +694,13 @@ class MonitoredTrainingSession {
     if constexpr (step_phases::timed) start_timing(marks, ctx);
     // A braced list is evaluated left to right, so before_run is called in hook order
     // (hana::transform leaves the order of its calls unspecified: GCC goes right to left).
-    auto args = hana::unpack(hooks_, [&ctx, &marks, this](auto&... hs) {
+    // hooks_fetch: whether any hook requests a tensor this run, gathered as each before_run
+    // returns (one OR per hook that can request one), so that a step in which no hook fetches
+    // (every hook between its triggers) then checks and fills nothing per hook.
+    bool hooks_fetch = false;
+    auto args = hana::unpack(hooks_, [&ctx, &marks, &hooks_fetch, this](auto&... hs) {
       return hana::tuple<decltype(call_before_run(hook_ref(hs), ctx))...>{
-          timed_before_run(hook_ref(hs), ctx, marks)...};
+          timed_before_run(hook_ref(hs), ctx, marks, hooks_fetch)...};
     });
     if (!feed_inputs()) {
       should_stop_ = true;
@@ -696,7 +709,7 @@ class MonitoredTrainingSession {
     }
     // The hooks' feed_dicts, after the input's: a hook's feed replaces the input's.
     hana::for_each(args, [this](const auto& a) { detail::apply_hook_feeds(graph_, a); });
-    check_step_feeds<Fetch...>(args);  // before anything is computed or updated
+    check_step_feeds<Fetch...>(args, hooks_fetch);  // before anything is computed or updated
     mark(marks);                       // end of the input
     graph_.forward();
     mark(marks);
@@ -709,10 +722,14 @@ class MonitoredTrainingSession {
     }
     mark(marks);
     stale_global_step_ = train_op_.global_step->value;
-    for_each_hook_index([&](auto i) {
-      constexpr std::size_t k = decltype(i)::value;
-      fill_values(hana::at_c<k>(values_), hana::at_c<k>(args), fetched_[k]);
-    });
+    if (hooks_fetch || any_fetched_) {
+      any_fetched_ = true;  // stays true if a fetch throws: the next run clears what was filled
+      for_each_hook_index([&](auto i) {
+        constexpr std::size_t k = decltype(i)::value;
+        fill_values(hana::at_c<k>(values_), hana::at_c<k>(args), fetched_[k]);
+      });
+      any_fetched_ = hooks_fetch;  // fetched_[k] is now hook k's args.active
+    }
     if constexpr (sizeof...(Fetch) > 0) {
       std::size_t k = 0;
       ((caller.results[k++] = fetch_stale<Fetch>()), ...);
@@ -744,11 +761,12 @@ class MonitoredTrainingSession {
   /// number of rows (ShapeError naming the reader and the placeholders otherwise). Nothing has
   /// been computed or updated when it throws.
   template <fixed_string... Fetch, class Args>
-  void check_step_feeds(const Args& args) const {
+  void check_step_feeds(const Args& args, bool hooks_fetch) const {
     typename graph_type::read_set reads{};
     graph_.check_fed(reads);
     (check_fetch_fed<Fetch>(reads), ...);
-    boost::hana::for_each(args, [&](const auto& a) { check_args_fed(a, reads); });
+    if (hooks_fetch)
+      boost::hana::for_each(args, [&](const auto& a) { check_args_fed(a, reads); });
     graph_.check_same_rows(reads);
   }
   template <fixed_string... Names>
@@ -855,6 +873,7 @@ class MonitoredTrainingSession {
   optimizer_slots_type optimizer_slots_;
   typename values_of_hooks<Hooks>::type values_{};  // what each hook's after_run receives
   std::array<bool, num_hooks == 0 ? 1 : num_hooks> fetched_{};  // values_[i] holds fetches
+  bool any_fetched_ = false;  // some fetched_[i] may be true (false: all are)
   std::int64_t stale_global_step_ = 0;
   bool should_stop_ = false;
   bool closed_ = false;
