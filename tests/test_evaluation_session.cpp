@@ -5,11 +5,18 @@
 // no run after a stop, fetches by hooks and by the caller, caller feeds, and that evaluation
 // changes neither the variables nor the global step. Which events each session kind emits is
 // checked at compile time below; a hook declaring an event its session never emits is the
-// compile-fail test tests/compile_fail/gradient_hook_in_evaluation_session.cpp.
+// compile-fail test tests/compile_fail/gradient_hook_in_evaluation_session.cpp. A run after the
+// first allocates nothing (tests/alloc_counter.hpp, which this executable alone links).
 //
 // The model is y = W x + b with W = 0.5, b = 0.25; batch i (from 1) feeds x = i, y = 2 i, so its
 // loss is (0.5 i + 0.25 - 2 i)^2 = (0.25 - 1.5 i)^2: 1.5625, 7.5625, 18.0625 for i = 1, 2, 3.
+// clang-format off: alloc_counter.hpp must precede every Eigen header.
+#define HOOKFUSE_DEFINE_ALLOC_COUNTER
+#include "alloc_counter.hpp"
+// clang-format on
+
 #include <catch2/catch.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <hookfuse/hookfuse.hpp>
 #include <stdexcept>
@@ -25,25 +32,10 @@ namespace {
 using Events = std::vector<std::string>;
 using Model = hookfuse_test::LrModel;
 
-/// Batch i (from 1) feeds x = i, y = 2 i; `limit` batches, then the end of the input.
-struct CountingInput {
-  float x = 0.0f;
-  float y = 0.0f;
-  std::int64_t i = 0;
-  std::int64_t limit = 3;
-  bool next() {
-    if (i >= limit) return false;
-    ++i;
-    x = static_cast<float>(i);
-    y = 2.0f * static_cast<float>(i);
-    return true;
-  }
-  Index batch_size() const { return 1; }
-  template <class G>
-  void feed(G& g) {
-    g.template feed<"x">(&x, 1);
-    g.template feed<"y">(&y, 1);
-  }
+/// Batch i (from 1) feeds x = i, y = 2 i; three batches unless told otherwise.
+struct CountingInput : hookfuse_test::CountingInput {
+  CountingInput() { limit = 3; }
+  explicit CountingInput(std::int64_t n) { limit = n; }
 };
 
 /// Records every event as "<event>" plus what the run context says, and fetches "loss" and
@@ -73,6 +65,15 @@ struct RecordingHook {
   template <class Session>
   void end(Session& session) {
     events->push_back("end@" + std::to_string(session.global_step()));
+  }
+};
+
+/// Sums the loss over the runs it sees; allocates nothing.
+struct LossSum {
+  double sum = 0.0;
+  SessionRunArgs<"loss"> before_run(SessionRunContext&) { return {}; }
+  void after_run(SessionRunContext&, const SessionRunValues<"loss">& v) {
+    sum += v.get<"loss">().item();
   }
 };
 
@@ -138,7 +139,7 @@ TEST_CASE("MonitoredSession: a hook's stop request ends the evaluation after tha
   set_weights(m);
   Events events;
   RecordingHook hook{&events, 2, 0, {}};
-  MonitoredSession session(m.gs, CountingInput{.limit = 100}, hooks(std::ref(hook)), m.loss());
+  MonitoredSession session(m.gs, CountingInput(100), hooks(std::ref(hook)), m.loss());
   int runs = 0;
   while (!session.should_stop()) {
     session.run();
@@ -157,7 +158,7 @@ TEST_CASE("MonitoredSession: the caller's fetches and feeds", "[evaluation]") {
   Model m;
   set_weights(m);
   SECTION("run<names>() from the input; extras computed only when fetched") {
-    MonitoredSession session(m.gs, CountingInput{.limit = 2}, hooks(), m.loss(), m.accuracy());
+    MonitoredSession session(m.gs, CountingInput(2), hooks(), m.loss(), m.accuracy());
     auto v1 = session.run<"loss", "accuracy">();
     REQUIRE(v1.has_value());
     CHECK(v1->get<"loss">().item() == Approx(1.5625));
@@ -180,4 +181,25 @@ TEST_CASE("MonitoredSession: the caller's fetches and feeds", "[evaluation]") {
     // A placeholder the fetch reads and nobody fed: ShapeError before computing anything.
     CHECK_THROWS_AS(session.run<"loss">(feed<"x">(xs, 1)), ShapeError);
   }
+}
+
+TEST_CASE("MonitoredSession: after the first run, run() allocates nothing", "[evaluation][alloc]") {
+  Model m;
+  set_weights(m);
+  LossSum sum;
+  MonitoredSession session(m.gs, CountingInput(21), hooks(std::ref(sum)), m.loss(), m.accuracy());
+  session.run();  // warm-up
+  std::size_t news = 0;
+  std::size_t eigen_mallocs = 0;
+  {
+    hookfuse_test::NoAllocScope scope;  // no Catch2 assertions inside: they allocate
+    for (int i = 0; i < 20; ++i) session.run();
+    news = scope.news();
+    eigen_mallocs = scope.eigen_mallocs();
+  }
+  CHECK(news == 0);
+  CHECK(eigen_mallocs == 0);
+  // sum over i = 1..21 of (0.25 - 1.5 i)^2 = 21 * 0.0625 - 0.75 * 231 + 2.25 * 3311
+  CHECK(sum.sum == Approx(21 * 0.0625 - 0.75 * 231 + 2.25 * 3311));
+  CHECK_FALSE(session.should_stop());
 }

@@ -52,6 +52,7 @@
 #include "hookfuse/session/hook_state.hpp"
 #include "hookfuse/session/monitored_session.hpp"
 #include "hookfuse/session/optimizer_slots.hpp"
+#include "hookfuse/session/session_interface.hpp"
 #include "hookfuse/session/session_options.hpp"
 
 // Hosted, but no dependency beyond the standard library: left out of embedded builds only.

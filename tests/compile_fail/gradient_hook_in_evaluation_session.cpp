@@ -4,8 +4,8 @@
 // clip nothing. This is a compile error naming the hook, the session and the event
 // (detail::check_event_emitted). Control: tests/compile_ok/gradient_hook_in_evaluation_session.cpp
 // (the same hook in a training session, and the evaluation session without it).
-#include "eval_session.hpp"
+#include "lr_session.hpp"
 
 using namespace hookfuse;
 
-int main() { eval_snippet::evaluate(GradientClipByNormHook(1.0)); }
+int main() { lr_snippet::evaluate(GradientClipByNormHook(1.0)); }

@@ -32,6 +32,7 @@
 #include "hookfuse/session/feeds.hpp"
 #include "hookfuse/session/hook_calls.hpp"
 #include "hookfuse/session/hook_feeds.hpp"
+#include "hookfuse/session/session_interface.hpp"
 
 namespace hookfuse {
 
@@ -72,9 +73,9 @@ constexpr bool check_evaluation_fetch() {
 ///
 /// `global_step` is the model's GlobalStep (the training step a restored checkpoint holds): the
 /// session reads it and never changes it, as TensorFlow's evaluation does (hooks see it in
-/// run_context.global_step(), and run_context.global_step_increment() is 0; a StopAtStepHook
-/// therefore never stops an evaluation, as in TensorFlow: the input's end or a hook's
-/// request_stop() does). `input` is as for MonitoredTrainingSession (an input object, or
+/// run_context.global_step(), and run_context.global_step_increment() is 0; a
+/// StopAtStepHook(num_steps) therefore never stops an evaluation, as in TensorFlow: the input's
+/// end or a hook's request_stop() does). `input` is as for MonitoredTrainingSession (an input object, or
 /// caller_feeds(max_batch_size) and run(feed<"x">(...), ...)). `tensors` (at least one) are the
 /// named tensors the caller and the hooks may fetch (the loss, logits, metrics); a run computes
 /// only the ones fetched in it, and what they read. The graph is bound for batches of up to
@@ -91,7 +92,9 @@ constexpr bool check_evaluation_fetch() {
 /// end(*this) once (not after a run that threw, nor while an exception unwinds the stack).
 /// No hook event is virtual; a step allocates nothing.
 template <class Input, class Hooks, class... Tensors>
-class MonitoredSession {
+class MonitoredSession
+    : public detail::SessionInterface<MonitoredSession<Input, Hooks, Tensors...>> {
+  friend class detail::SessionInterface<MonitoredSession>;
   static_assert(sizeof...(Tensors) > 0,
                 "hookfuse: MonitoredSession(global_step, input, hooks(...), tensors...) needs at "
                 "least one named tensor to evaluate");
@@ -104,8 +107,6 @@ class MonitoredSession {
                     SessionEvent::before_run, SessionEvent::after_run, SessionEvent::end>;
   static constexpr std::size_t num_hooks =
       decltype(boost::hana::length(std::declval<Hooks>()))::value;
-  template <fixed_string... Names>
-  using run_result = std::optional<SessionRunValues<Names...>>;
 
   MonitoredSession(const GlobalStep& global_step, Input input, Hooks hooks, Tensors... tensors)
       : global_step_(&global_step),
@@ -124,75 +125,14 @@ class MonitoredSession {
 
   /// Closes the session like close(), as MonitoredTrainingSession's destructor does.
   ~MonitoredSession() {
-#ifndef HOOKFUSE_NO_EXCEPTIONS
-    detail::close_in_destructor(*this, closed_, uncaught_at_construction_);
-#else
-    close();
-#endif
+    this->close_from_destructor();
   }
 
-  /// True once a hook requested a stop, the input ran out, or the session was closed.
-  bool should_stop() const { return should_stop_ || closed_; }
-
-  /// One evaluation step with every hook (TensorFlow's `sess.run(eval_ops)`): returns whether a
-  /// step ran (false at the end of the input). Not for a session built with caller_feeds.
-  bool run() {
-    static_assert(!caller_fed, "hookfuse: this session is fed by the caller (caller_feeds): "
-                               "run(feed<\"x\">(xs, rows), ...)");
-    SessionRunValues<> none;
-    return step(none, [this] { return detail::feed_from_input(input_, graph_); });
-  }
-  /// One evaluation step of a session built with caller_feeds, fed with `feeds`.
-  template <class... Fs>
-    requires(sizeof...(Fs) > 0 && (detail::is_feed<Fs>::value && ...))
-  bool run(const Fs&... feeds) {
-    static_assert(caller_fed, "hookfuse: run(feed<...>(...)) needs a session built with "
-                              "caller_feeds(max_batch_size) where the input goes");
-    static_assert(hook_feed_checks::template check_caller<Fs...>());
-    SessionRunValues<> none;
-    return step(none, [&] { return detail::feed_from_caller(graph_, feeds...); });
-  }
-  /// One evaluation step that returns the named tensors (the session's tensors, what they read,
-  /// "global_step"), checked at compile time: `session.run<"loss", "accuracy">()`, with feeds
-  /// for a caller-fed session. No value when the input ran out. The values stay valid until the
-  /// next run.
-  template <fixed_string First, fixed_string... Rest, class... Fs>
-    requires((detail::is_feed<Fs>::value && ...))
-  run_result<First, Rest...> run(const Fs&... feeds) {
-    static_assert(caller_fed == (sizeof...(Fs) > 0),
-                  "hookfuse: feed<...>(...) arguments go with a session built with "
-                  "caller_feeds(max_batch_size), and such a session needs them on every run");
-    check_names<void>(SessionRunArgs<First, Rest...>{});
-    static_assert(hook_feed_checks::template check_caller<Fs...>());
-    SessionRunValues<First, Rest...> values;
-    const bool ran = step(values, [&] {
-      if constexpr (caller_fed) return detail::feed_from_caller(graph_, feeds...);
-      else return detail::feed_from_input(input_, graph_);
-    });
-    if (!ran) return std::nullopt;
-    return values;
-  }
-
-  /// Calls every hook's end(*this) once and stops the session; an exception from end()
-  /// propagates. Skipped (no end()) when the last run() left through an exception. Later calls
-  /// do nothing.
-  void close() {
-    if (closed_) return;
-    closed_ = true;
-    if (in_run_) return;
-    detail::call_end(hooks_, *this);
-  }
-
-  /// The I-th hook, as given to hooks(...) (for std::ref(h): h itself).
-  template <std::size_t I>
-  auto& hook() {
-    return detail::hook_at<I>(hooks_);
-  }
-  /// The hook of type H; H must occur once.
-  template <class H>
-  auto& hook() {
-    return detail::hook_of<H>(hooks_);
-  }
+  // run(), run(feeds...), run<names...>(feeds...), should_stop(), close(), hook<I>(),
+  // hook<H>(), graph(), hooks(), input(): detail::SessionInterface
+  // (session/session_interface.hpp). A run is one evaluation step (step() below), TensorFlow's
+  // `sess.run(eval_ops)`; run<names...>() fetches the session's tensors, what they read, and
+  // "global_step".
 
   /// The global step (never changed by this session).
   std::int64_t global_step() const { return global_step_->value; }
@@ -211,18 +151,18 @@ class MonitoredSession {
       return TensorValue{};  // reported by check_names
   }
 
-  graph_type& graph() { return graph_; }
-  Hooks& hooks() { return hooks_; }
-  Input& input() { return input_; }
-
  private:
   static constexpr bool caller_fed = std::is_same_v<Input, CallerFeeds>;
   using hook_feed_checks = typename detail::hook_feeds_of<Hooks>::type;
+  template <fixed_string... Names>
+  static constexpr void check_run_fetches() {
+    check_names<void>(SessionRunArgs<Names...>{});
+  }
 
   template <fixed_string... Fetch, class FeedInputs>
   bool step(SessionRunValues<Fetch...>& caller, FeedInputs&& feed_inputs) {
     namespace hana = boost::hana;
-    if (should_stop()) detail::fail<RuntimeError>(detail::run_after_stop_message);
+    if (this->should_stop()) detail::fail<RuntimeError>(detail::run_after_stop_message);
     detail::ReleaseFeeds<graph_type> release{
         caller_fed || hook_feed_checks::names.size() > 0 ? &graph_ : nullptr};
     in_run_ = true;

@@ -1,9 +1,10 @@
 // hookfuse/session/hook_calls.hpp: the hook event folds every session shares
 // (MonitoredTrainingSession, session/monitored_session.hpp; MonitoredSession,
-// session/evaluation_session.hpp): begin, after_create_session, before_run, after_run, end,
-// the values each hook's after_run receives, the feed check before a step computes anything,
-// and closing from a destructor. Each is a fold over the session's hana tuple of hooks (a
-// std::ref(h) element stands for h): no virtual call, no heap.
+// session/evaluation_session.hpp; their shared public members are in session_interface.hpp):
+// begin, after_create_session, before_run, after_run, end, the values each hook's after_run
+// receives, feeding, and the feed check before a step computes anything. Each is a fold over
+// the session's hana tuple of hooks (a std::ref(h) element stands for h): no virtual call, no
+// heap.
 #pragma once
 
 #include <boost/hana/at.hpp>
@@ -11,15 +12,12 @@
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/unpack.hpp>
 #include <cstddef>
-#include <exception>
 #include <type_traits>
 #include <utility>
 
 #include "hookfuse/config.hpp"
-#include "hookfuse/detail/format.hpp"
 #include "hookfuse/fixed_string.hpp"
 #include "hookfuse/hooks/concepts.hpp"
-#include "hookfuse/logging.hpp"
 #include "hookfuse/session/feeds.hpp"
 
 namespace hookfuse {
@@ -196,36 +194,6 @@ void check_step_feeds(const Graph& graph, const Args& args, typename Graph::read
   graph.check_same_rows(reads);
 }
 
-#ifndef HOOKFUSE_NO_EXCEPTIONS
-/// What a session's destructor does in a build with exceptions (without them it calls close()):
-/// close() (every hook's end), except while an exception unwinds the stack
-/// (std::uncaught_exceptions() above `uncaught_at_construction`), as TensorFlow's
-/// `with MonitoredSession(...)` exits: then `closed` is set and no end() called. An exception
-/// from end() is logged at ERROR (StderrLogger) instead of escaping. (Not in no-exceptions
-/// builds: nothing can unwind there, and std::uncaught_exceptions() would link libsupc++'s
-/// exception globals into a bare-metal image.)
-template <class Session>
-void close_in_destructor(Session& session, bool& closed, int uncaught_at_construction) {
-  auto log = [](const char* what) {
-    StderrLogger{}.log(Severity::error,
-                       (ErrorMessage() << "hookfuse: a hook's end() threw while the session was "
-                                          "destroyed (call close() to receive the exception): "
-                                       << what)
-                           .str());
-  };
-  if (std::uncaught_exceptions() > uncaught_at_construction) {
-    closed = true;
-    return;
-  }
-  try {
-    session.close();
-  } catch (const std::exception& e) {
-    log(e.what());
-  } catch (...) {
-    log("an exception not derived from std::exception");
-  }
-}
-#endif
 
 }  // namespace detail
 }  // namespace hookfuse

@@ -47,6 +47,7 @@
 #include "hookfuse/logging.hpp"
 #include "hookfuse/optim/gradient_descent.hpp"
 #include "hookfuse/session/optimizer_slots.hpp"
+#include "hookfuse/session/session_interface.hpp"
 #include "hookfuse/session/checkpoint_variables.hpp"
 #include "hookfuse/session/feeds.hpp"
 #include "hookfuse/session/gradient_event.hpp"
@@ -162,7 +163,9 @@ struct HookPins<boost::hana::tuple<Hs...>> {
 /// (default 1) to the global step. run_step_fn(step_fn) runs a user step function with
 /// TensorFlow's StepContext (session/step_context.hpp).
 template <class TrainOpT, class Input, class Hooks, class... Extras>
-class MonitoredTrainingSession {
+class MonitoredTrainingSession
+    : public detail::SessionInterface<MonitoredTrainingSession<TrainOpT, Input, Hooks, Extras...>> {
+  friend class detail::SessionInterface<MonitoredTrainingSession>;
   using loss_type = decltype(std::declval<TrainOpT&>().loss);
 
  public:
@@ -181,9 +184,6 @@ class MonitoredTrainingSession {
   /// The timed intervals of a step (detail::StepPhases): `timed` when a hook wants phase
   /// timings (WantsPhaseTimings, hooks/step_timeline.hpp), and then which phases there are.
   using step_phases = detail::StepPhases<Hooks>;
-  /// What run<Names...>() returns: the caller's fetches of a step, none when no step ran.
-  template <fixed_string... Names>
-  using run_result = std::optional<SessionRunValues<Names...>>;
 
   MonitoredTrainingSession(TrainOpT train_op, Input input, Hooks hooks, Extras... extras)
       : MonitoredTrainingSession(detail::create_session_tag{}, [](MonitoredTrainingSession&) {},
@@ -273,11 +273,7 @@ class MonitoredTrainingSession {
   /// TensorFlow's `with MonitoredTrainingSession(...)` exits, and that an exception from end() is
   /// logged at ERROR (StderrLogger) instead of escaping.
   ~MonitoredTrainingSession() {
-#ifndef HOOKFUSE_NO_EXCEPTIONS
-    detail::close_in_destructor(*this, closed_, uncaught_at_construction_);
-#else
-    close();
-#endif
+    this->close_from_destructor();
   }
 
   /// True when run() may fold the optimizer's update of the Variable `Name` into the backward
@@ -299,70 +295,14 @@ class MonitoredTrainingSession {
     else return !optimizer_slots_type::fuses_into_slot || optimizer_slots_.fuse(train_op_.optimizer);
   }
 
-  /// True once a hook requested a stop, the input ran out, or the session was closed.
-  bool should_stop() const { return should_stop_ || closed_; }
-
-  /// One training step with every hook, as TensorFlow's `sess.run(train_op)`. Returns whether a
-  /// step ran: at the end of the input data it runs no step, returns false and makes
-  /// should_stop() true (before_run was called, after_run is not, as in TensorFlow). Throws
-  /// RuntimeError("Run called even after should_stop requested.") when should_stop() is
-  /// already true (a hook requested a stop, the input ran out, or close() was called). Not for a
-  /// session built with caller_feeds: use run(feed<"x">(...), ...).
-  bool run() {
-    static_assert(!caller_fed, "hookfuse: this session is fed by the caller (caller_feeds): "
-                               "run(feed<\"x\">(xs, rows), ...)");
-    SessionRunValues<> none;
-    return step(none, [this] { return detail::feed_from_input(input_, graph_); });
-  }
-
-  /// One training step of a session built with caller_feeds(max_batch_size), fed with `feeds`
-  /// (TensorFlow's `sess.run(train_op, feed_dict={x: xs, y: ys})`):
-  /// `session.run(feed<"x">(xs, rows), feed<"y">(ys, rows))`. Checked like any feed before the
-  /// forward pass: the data's scalar types at compile time; columns, rows (at most
-  /// max_batch_size, the same for every batched placeholder) and that every placeholder the
-  /// step reads is fed (ShapeError naming the placeholders and shapes). Feeds of an earlier run
-  /// do not carry over. Returns true (a step ran); throws RuntimeError as run() does.
-  template <class... Fs>
-    requires(sizeof...(Fs) > 0 && (detail::is_feed<Fs>::value && ...))
-  bool run(const Fs&... feeds) {
-    static_assert(caller_fed, "hookfuse: run(feed<...>(...)) needs a session built with "
-                              "caller_feeds(max_batch_size) where the input goes");
-    static_assert(hook_feed_checks::template check_caller<Fs...>());
-    SessionRunValues<> none;
-    return step(none, [&] { return detail::feed_from_caller(graph_, feeds...); });
-  }
-
-  /// One training step that also returns the named tensors, as `sess.run([train_op, loss,
-  /// accuracy])`: `session.run<"loss", "accuracy">()`. The names are checked at compile time
-  /// like a hook's fetches ("global_step", any named tensor or extra, "gradients/<name>" of a
-  /// gradient that is stored: one a hook requests or reads, see update_fused; the caller's
-  /// fetch does not keep it, and a fused one is a compile error saying so). The values are
-  /// those hooks see: this step's forward pass, before the update; a Variable is a view of the
-  /// variable (already updated); "global_step" is the value before this step's increment. They
-  /// stay valid until the next run. Hooks see the names as run_context.original_args().fetches.
-  /// Returns no value when the input ran out (no step, as run() returning false); throws
-  /// RuntimeError as run() does, and ShapeError (before the forward pass) when a placeholder
-  /// that the loss or a fetch reads was not fed.
-  ///
-  /// A session built with caller_feeds takes its feeds here too:
-  /// `session.run<"loss">(feed<"x">(xs, rows), feed<"y">(ys, rows))`.
-  template <fixed_string First, fixed_string... Rest, class... Fs>
-    requires((detail::is_feed<Fs>::value && ...))
-  run_result<First, Rest...> run(const Fs&... feeds) {
-    static_assert(caller_fed == (sizeof...(Fs) > 0),
-                  "hookfuse: feed<...>(...) arguments go with a session built with "
-                  "caller_feeds(max_batch_size), and such a session needs them on every run");
-    check_run_fetches<First, Rest...>();
-    static_assert(hook_feed_checks::template check_caller<Fs...>());
-    SessionRunValues<First, Rest...> values;
-    bool ran = false;
-    if constexpr (sizeof...(Fs) > 0)
-      ran = step(values, [&] { return detail::feed_from_caller(graph_, feeds...); });
-    else
-      ran = step(values, [this] { return detail::feed_from_input(input_, graph_); });
-    if (!ran) return std::nullopt;
-    return values;
-  }
+  // run(), run(feeds...), run<names...>(feeds...), should_stop(), close(), hook<I>(),
+  // hook<H>(), graph(), hooks(), input(): detail::SessionInterface
+  // (session/session_interface.hpp). A run is one training step (step() below). run<names...>()
+  // fetches "global_step", any named tensor or extra, and "gradients/<name>" of a gradient that
+  // is stored (one a hook requests or reads, see update_fused; the caller's fetch does not keep
+  // it, and a fused one is a compile error saying so). The values are those hooks see: this
+  // step's forward pass, before the update; a Variable is a view of the variable (already
+  // updated); "global_step" is the value before this step's increment.
 
   /// Runs a user step function, as TensorFlow's MonitoredSession.run_step_fn(step_fn):
   /// `step_fn(step_context)` receives a StepContext<MonitoredTrainingSession>
@@ -412,27 +352,6 @@ class MonitoredTrainingSession {
     values.results[k++] = fetch<First>();  // "global_step": the current step
     ((values.results[k++] = fetch<Rest>()), ...);
     return values;
-  }
-
-  /// Calls every hook's end(*this) once and stops the session; an exception from end()
-  /// propagates (the remaining hooks' end() is not called). Skipped (hooks' end() not called)
-  /// when the last run() left through an exception. Later calls do nothing.
-  void close() {
-    if (closed_) return;
-    closed_ = true;
-    if (in_run_) return;
-    detail::call_end(hooks_, *this);
-  }
-
-  /// The I-th hook, as given to hooks(...) (for std::ref(h): h itself).
-  template <std::size_t I>
-  auto& hook() {
-    return detail::hook_at<I>(hooks_);
-  }
-  /// The hook of type H (or the object a std::ref(h) of type H refers to); H must occur once.
-  template <class H>
-  auto& hook() {
-    return detail::hook_of<H>(hooks_);
   }
 
   /// The current global step.
@@ -485,10 +404,6 @@ class MonitoredTrainingSession {
         return TensorValue{};
     }
   }
-
-  graph_type& graph() { return graph_; }
-  Hooks& hooks() { return hooks_; }
-  Input& input() { return input_; }
 
  private:
   static constexpr bool caller_fed = std::is_same_v<Input, CallerFeeds>;
@@ -602,12 +517,13 @@ class MonitoredTrainingSession {
   template <fixed_string... Fetch, class FeedInputs>
   bool step(SessionRunValues<Fetch...>& caller, FeedInputs&& feed_inputs) {
     namespace hana = boost::hana;
-    if (should_stop()) detail::fail<RuntimeError>(detail::run_after_stop_message);
+    if (this->should_stop()) detail::fail<RuntimeError>(detail::run_after_stop_message);
     // The feeds of a caller-fed run, or of a session whose hooks feed, last for this run only,
     // as TF's feed_dict: afterwards (a later fetch, a hook's end()) a tensor not computed in
     // the run is refused with ShapeError rather than computed from memory that may be gone.
     // The values this run computed stay readable.
-    detail::ReleaseFeeds<graph_type> release{caller_fed || hook_feed_checks::names.size() > 0 ? &graph_ : nullptr};
+    detail::ReleaseFeeds<graph_type> release{
+        caller_fed || hook_feed_checks::names.size() > 0 ? &graph_ : nullptr};
     in_run_ = true;
     SessionRunContext ctx(&train_op_.global_step->value,
                           OriginalArgs{detail::fetch_names<Fetch...>},
