@@ -189,16 +189,11 @@ TEST_CASE("MonitoredSession: after the first run, run() allocates nothing", "[ev
   LossSum sum;
   MonitoredSession session(m.gs, CountingInput(21), hooks(std::ref(sum)), m.loss(), m.accuracy());
   session.run();  // warm-up
-  std::size_t news = 0;
-  std::size_t eigen_mallocs = 0;
-  {
-    hookfuse_test::NoAllocScope scope;  // no Catch2 assertions inside: they allocate
+  const auto allocations = hookfuse_test::allocations_of([&] {
     for (int i = 0; i < 20; ++i) session.run();
-    news = scope.news();
-    eigen_mallocs = scope.eigen_mallocs();
-  }
-  CHECK(news == 0);
-  CHECK(eigen_mallocs == 0);
+  });
+  CHECK(allocations.news == 0);
+  CHECK(allocations.eigen_mallocs == 0);
   // sum over i = 1..21 of (0.25 - 1.5 i)^2 = 21 * 0.0625 - 0.75 * 231 + 2.25 * 3311
   CHECK(sum.sum == Approx(21 * 0.0625 - 0.75 * 231 + 2.25 * 3311));
   CHECK_FALSE(session.should_stop());

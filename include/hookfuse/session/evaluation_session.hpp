@@ -75,12 +75,12 @@ constexpr bool check_evaluation_fetch() {
 /// session reads it and never changes it, as TensorFlow's evaluation does (hooks see it in
 /// run_context.global_step(), and run_context.global_step_increment() is 0; a
 /// StopAtStepHook(num_steps) therefore never stops an evaluation, as in TensorFlow: the input's
-/// end or a hook's request_stop() does). `input` is as for MonitoredTrainingSession (an input object, or
-/// caller_feeds(max_batch_size) and run(feed<"x">(...), ...)). `tensors` (at least one) are the
-/// named tensors the caller and the hooks may fetch (the loss, logits, metrics); a run computes
-/// only the ones fetched in it, and what they read. The graph is bound for batches of up to
-/// input.batch_size() rows, as for training (the first tensor plays the loss's part in bind,
-/// whose adjoint buffers this session leaves unused).
+/// end or a hook's request_stop() does). `input` is as for MonitoredTrainingSession (an input
+/// object, or caller_feeds(max_batch_size) and run(feed<"x">(...), ...)). `tensors` (at least
+/// one) are the named tensors the caller and the hooks may fetch (the loss, logits, metrics); a
+/// run computes only the ones fetched in it, and what they read. The graph is bound for batches
+/// of up to input.batch_size() rows, as for training (the first tensor plays the loss's part in
+/// bind, whose adjoint buffers this session leaves unused).
 ///
 /// Hook events and TensorFlow's rules as in MonitoredTrainingSession: construction calls every
 /// hook's begin(), binds the graph, then after_create_session(*this); every run calls
@@ -124,9 +124,7 @@ class MonitoredSession
   MonitoredSession& operator=(const MonitoredSession&) = delete;
 
   /// Closes the session like close(), as MonitoredTrainingSession's destructor does.
-  ~MonitoredSession() {
-    this->close_from_destructor();
-  }
+  ~MonitoredSession() { this->close_from_destructor(); }
 
   // run(), run(feeds...), run<names...>(feeds...), should_stop(), close(), hook<I>(),
   // hook<H>(), graph(), hooks(), input(): detail::SessionInterface
@@ -162,18 +160,11 @@ class MonitoredSession
   template <fixed_string... Fetch, class FeedInputs>
   bool step(SessionRunValues<Fetch...>& caller, FeedInputs&& feed_inputs) {
     namespace hana = boost::hana;
-    if (this->should_stop()) detail::fail<RuntimeError>(detail::run_after_stop_message);
-    detail::ReleaseFeeds<graph_type> release{
-        caller_fed || hook_feed_checks::names.size() > 0 ? &graph_ : nullptr};
-    in_run_ = true;
+    auto release_feeds = this->start_step();
     SessionRunContext ctx(&global_step_->value, OriginalArgs{detail::fetch_names<Fetch...>}, 0);
     auto args = detail::collect_before_run(
         hooks_, [&ctx](auto& h) { return detail::call_before_run(h, ctx); });
-    if (!feed_inputs()) {
-      should_stop_ = true;
-      in_run_ = false;
-      return false;
-    }
+    if (!feed_inputs()) return this->finish_step(false, ctx);
     hana::for_each(args, [this](const auto& a) { detail::apply_hook_feeds(graph_, a); });
     typename graph_type::read_set reads{};  // no forward pass: only what is fetched
     detail::check_step_feeds<Fetch...>(graph_, args, reads);
@@ -186,9 +177,7 @@ class MonitoredSession
     ((caller.results[k++] = fetch<Fetch>()), ...);
     (void)k;
     detail::call_after_run(hooks_, ctx, values_, [] {});
-    should_stop_ = should_stop_ || ctx.stop_requested();
-    in_run_ = false;
-    return true;
+    return this->finish_step(true, ctx);
   }
 
   template <class... Hs>

@@ -517,14 +517,7 @@ class MonitoredTrainingSession
   template <fixed_string... Fetch, class FeedInputs>
   bool step(SessionRunValues<Fetch...>& caller, FeedInputs&& feed_inputs) {
     namespace hana = boost::hana;
-    if (this->should_stop()) detail::fail<RuntimeError>(detail::run_after_stop_message);
-    // The feeds of a caller-fed run, or of a session whose hooks feed, last for this run only,
-    // as TF's feed_dict: afterwards (a later fetch, a hook's end()) a tensor not computed in
-    // the run is refused with ShapeError rather than computed from memory that may be gone.
-    // The values this run computed stay readable.
-    detail::ReleaseFeeds<graph_type> release{
-        caller_fed || hook_feed_checks::names.size() > 0 ? &graph_ : nullptr};
-    in_run_ = true;
+    auto release_feeds = this->start_step();
     SessionRunContext ctx(&train_op_.global_step->value,
                           OriginalArgs{detail::fetch_names<Fetch...>},
                           train_op_.global_step_increment);
@@ -536,11 +529,7 @@ class MonitoredTrainingSession
     if constexpr (step_phases::timed) start_timing(marks, ctx);
     auto args = detail::collect_before_run(
         hooks_, [&ctx, &marks, this](auto& h) { return timed_before_run(h, ctx, marks); });
-    if (!feed_inputs()) {
-      should_stop_ = true;
-      in_run_ = false;
-      return false;
-    }
+    if (!feed_inputs()) return this->finish_step(false, ctx);
     // The hooks' feed_dicts, after the input's: a hook's feed replaces the input's.
     hana::for_each(args, [this](const auto& a) { detail::apply_hook_feeds(graph_, a); });
     {  // before anything is computed or updated
@@ -579,9 +568,7 @@ class MonitoredTrainingSession
     if constexpr (step_phases::timed) {
       if (marks.active) finish_timing(marks);
     }
-    should_stop_ = should_stop_ || ctx.stop_requested();
-    in_run_ = false;
-    return true;
+    return this->finish_step(true, ctx);
   }
 
   static constexpr void check_hooks() { check_each(std::type_identity<Hooks>{}); }

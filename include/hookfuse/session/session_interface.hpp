@@ -7,9 +7,11 @@
 #include <cstddef>
 #include <exception>
 #include <optional>
+#include <type_traits>
 
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/format.hpp"
+#include "hookfuse/errors.hpp"
 #include "hookfuse/fixed_string.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
 #include "hookfuse/logging.hpp"
@@ -122,6 +124,30 @@ class SessionInterface {
   auto& input() { return self().input_; }
 
  protected:
+  /// The start of every step: RuntimeError when should_stop() is already true, then the run is
+  /// marked in progress (close() during it, or after it threw, calls no end()). Returns the
+  /// guard that releases the feeds when the step ends (normally or by an exception) if the
+  /// caller or a hook feeds: those feeds last for this run only, as TF's feed_dict, so that
+  /// afterwards (a later fetch, a hook's end()) a tensor not computed in the run is refused with
+  /// ShapeError rather than computed from memory that may be gone; the values this run computed
+  /// stay readable.
+  auto start_step() {
+    using Graph = std::remove_reference_t<decltype(self().graph_)>;
+    if (should_stop()) fail<RuntimeError>(run_after_stop_message);
+    self().in_run_ = true;
+    constexpr bool release =
+        Session::caller_fed || Session::hook_feed_checks::names.size() > 0;
+    return ReleaseFeeds<Graph>{release ? &self().graph_ : nullptr};
+  }
+  /// The end of a step: no step ran when `ran` is false (the input ran out: should_stop()
+  /// becomes true); a stop a hook requested in `ctx` takes effect. Returns `ran`.
+  bool finish_step(bool ran, const SessionRunContext& ctx) {
+    if (!ran) self().should_stop_ = true;
+    self().should_stop_ = self().should_stop_ || ctx.stop_requested();
+    self().in_run_ = false;
+    return ran;
+  }
+
   /// What a session's destructor calls: close(), except while an exception unwinds the stack
   /// (std::uncaught_exceptions() above the session's `uncaught_at_construction_`), as
   /// TensorFlow's `with MonitoredSession(...)` exits: then the session is marked closed and no
