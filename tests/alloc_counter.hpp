@@ -90,6 +90,19 @@ class NoAllocScope {
   std::size_t eigen_;
 };
 
+/// The heap allocations {operator new calls, Eigen mallocs} while f() runs in a NoAllocScope
+/// (f must not make Catch2 assertions: they allocate).
+struct Allocations {
+  std::size_t news = 0;
+  std::size_t eigen_mallocs = 0;
+};
+template <class F>
+Allocations allocations_of(F&& f) {
+  NoAllocScope scope;
+  f();
+  return {scope.news(), scope.eigen_mallocs()};
+}
+
 }  // namespace hookfuse_test
 
 #ifdef HOOKFUSE_DEFINE_ALLOC_COUNTER

@@ -34,4 +34,26 @@ struct LrModel {
   }
 };
 
+/// An input for LrModel: batch i (from 1) feeds x = i, y = 2 i (one row); after `limit`
+/// batches, the end of the input (-1: never).
+struct CountingInput {
+  float x = 0.0f;
+  float y = 0.0f;
+  std::int64_t i = 0;
+  std::int64_t limit = -1;
+  bool next() {
+    if (limit >= 0 && i >= limit) return false;
+    ++i;
+    x = static_cast<float>(i);
+    y = 2.0f * static_cast<float>(i);
+    return true;
+  }
+  hookfuse::Index batch_size() const { return 1; }
+  template <class G>
+  void feed(G& g) {
+    g.template feed<"x">(&x, 1);
+    g.template feed<"y">(&y, 1);
+  }
+};
+
 }  // namespace hookfuse_test

@@ -45,11 +45,14 @@
 #include "hookfuse/session/checkpoint_saver.hpp"
 #include "hookfuse/session/checkpoint_variables.hpp"
 #include "hookfuse/session/conditional_hook.hpp"
+#include "hookfuse/session/evaluation_session.hpp"
 #include "hookfuse/session/feeds.hpp"
 #include "hookfuse/session/gradient_event.hpp"
+#include "hookfuse/session/hook_calls.hpp"
 #include "hookfuse/session/hook_state.hpp"
 #include "hookfuse/session/monitored_session.hpp"
 #include "hookfuse/session/optimizer_slots.hpp"
+#include "hookfuse/session/session_interface.hpp"
 #include "hookfuse/session/session_options.hpp"
 
 // Hosted, but no dependency beyond the standard library (CSVLoggerHook and io::CsvWriter write

@@ -1,5 +1,6 @@
-// tests/compile_fail/lr_session.hpp: the linear-regression session every compile-fail snippet
-// (and its compile_ok twin) runs its hooks in, so each snippet shows only the hook under test.
+// tests/compile_fail/lr_session.hpp: the linear-regression sessions (training, and evaluation
+// for the snippets about it) every compile-fail snippet (and its compile_ok twin) runs its hooks
+// in, so each snippet shows only the hook under test.
 #pragma once
 
 #include <hookfuse/hookfuse.hpp>
@@ -20,19 +21,33 @@ struct LrInput {
   }
 };
 
-/// Trains y = W x + b with `hs`. The model's tensors: "x", "y", "W", "b", "loss", "global_step"
-/// and the fetch-only tensor `Metric` (the mean of x).
-template <fixed_string Metric = "metric", class... Hooks>
-void train(Hooks... hs) {
+/// y = W x + b: the tensors "x", "y", "W", "b", "loss" and "global_step".
+struct LrModel {
   Placeholder<"x", float, 1> x;
   Placeholder<"y", float, 1> y;
   Variable<"W", float, 1, 1> W;
   Variable<"b", float, 1, 1> b;
   GlobalStep gs;
-  auto loss = named<"loss">(mean_squared_error(y, matmul(x, W) + b));
-  auto train_op = GradientDescentOptimizer(0.01).minimize(loss, gs);
+  auto loss() { return named<"loss">(mean_squared_error(y, matmul(x, W) + b)); }
+};
+
+/// Trains the model with `hs`; the session also has the fetch-only tensor `Metric` (the mean
+/// of x).
+template <fixed_string Metric = "metric", class... Hooks>
+void train(Hooks... hs) {
+  LrModel m;
+  auto train_op = GradientDescentOptimizer(0.01).minimize(m.loss(), m.gs);
   MonitoredTrainingSession session(train_op, LrInput{}, hooks(hs...),
-                                   named<Metric>(reduce_mean(x)));
+                                   named<Metric>(reduce_mean(m.x)));
+  while (!session.should_stop()) session.run();
+}
+
+/// Evaluates the model's loss with `hs` in an evaluation session (MonitoredSession: forward
+/// only, no before_apply_gradients).
+template <class... Hooks>
+void evaluate(Hooks... hs) {
+  LrModel m;
+  MonitoredSession session(m.gs, LrInput{}, hooks(hs...), m.loss());
   while (!session.should_stop()) session.run();
 }
 

@@ -12,8 +12,12 @@
 //   after_run(run_context, run_values) every run that completes; run_values holds the fetches
 //   end(session)                       once, when the session closes normally or input runs out
 // A method that has one of these names but cannot be called this way is a compile error naming
-// the hook and the method, and a class that declares none of the five (every name misspelt) is
-// a compile error naming the class: a hook never silently misses an event.
+// the hook and the method, and a class that declares none of the six (every name misspelt) is
+// a compile error naming the class: a hook never silently misses an event. A session declares
+// which events it emits (`using emitted_events = SessionEvents<...>;`): MonitoredTrainingSession
+// all six, the evaluation session MonitoredSession all but before_apply_gradients. A hook that
+// declares an event its session never emits (a gradient hook in an evaluation session) is a
+// compile error naming the hook, the session and the event.
 //
 // A hook the user keeps is passed as std::ref(h): the session stores the reference_wrapper and
 // calls the events on h itself (hook_t and hook_ref unwrap it).
@@ -170,6 +174,29 @@ struct gradient_variables_of<H> {
 template <class H>
 using gradient_variables_t = typename detail::gradient_variables_of<H>::type;
 
+/// The events of the hook protocol, in the order a step calls them.
+enum class SessionEvent {
+  begin,
+  after_create_session,
+  before_run,
+  before_apply_gradients,
+  after_run,
+  end
+};
+
+/// The events a session emits: a session type declares
+/// `using emitted_events = SessionEvents<SessionEvent::begin, ...>;`, and check_hook refuses a
+/// hook that declares an event outside it.
+template <SessionEvent... Events>
+struct SessionEvents {
+  static constexpr bool contains(SessionEvent e) { return ((e == Events) || ... || false); }
+};
+/// Every event: what a training session (MonitoredTrainingSession) emits.
+using AllSessionEvents =
+    SessionEvents<SessionEvent::begin, SessionEvent::after_create_session,
+                  SessionEvent::before_run, SessionEvent::before_apply_gradients,
+                  SessionEvent::after_run, SessionEvent::end>;
+
 namespace detail {
 /// The gradient context a session type hands to hook H's before_apply_gradients (void for a
 /// session that never emits the event).
@@ -182,6 +209,27 @@ template <class Session, class H>
 struct gradient_context_of<Session, H> {
   using type = typename Session::template gradient_context_for<H>;
 };
+
+/// Fails to compile unless Session emits Event: the GCC and Clang diagnostics show the three
+/// template arguments (the hook type, the session type, the event) in the instantiation line.
+template <class Hook, class Session, SessionEvent Event>
+constexpr bool check_event_emitted() {
+  constexpr bool emitted = Session::emitted_events::contains(Event);
+  static_assert(emitted,
+                "hookfuse: this hook declares an event that this session never emits, so the "
+                "hook would silently never receive it (the hook is 'Hook', the session "
+                "'Session' and the event 'Event' in the instantiation above): a gradient hook "
+                "(before_apply_gradients) needs a training session (MonitoredTrainingSession); "
+                "an evaluation session (MonitoredSession) runs no backward pass");
+  return emitted;
+}
+/// Whether the hook declares the event (`Declared`) and the session emits it; a declared event
+/// the session never emits fails to compile (check_event_emitted).
+template <class Hook, class Session, SessionEvent Event, bool Declared>
+constexpr bool declared_and_emitted() {
+  if constexpr (Declared) return check_event_emitted<Hook, Session, Event>();
+  else return false;
+}
 }  // namespace detail
 
 /// The SessionRunArgs type a hook's before_run returns (SessionRunArgs<> without before_run).
@@ -208,9 +256,14 @@ concept ReadsGradients = requires { requires bool(H::reads_gradients); };
 /// Checks one hook against the protocol for a session type; fails to compile, naming the hook
 /// (in the instantiation context, `Hook = ...`) and the method, when a declared method is not
 /// callable as the protocol calls it, or when the class declares none of the six methods.
+/// A method the session never calls (SessionEvents) is a compile error naming the hook, the
+/// session and the event (detail::check_event_emitted); its signature is then not checked.
 template <class Hook, class Session>
 constexpr bool check_hook() {
   static_assert(std::is_class_v<Hook>, "hookfuse: a hook must be a class type");
+  static_assert(requires { Session::emitted_events::contains(SessionEvent::begin); },
+                "hookfuse: a session type declares the events it emits: "
+                "`using emitted_events = SessionEvents<SessionEvent::begin, ...>;`");
   // A class that only declares reads_gradients changes how the session stores gradients, so
   // it does something without any event.
   static_assert(!std::is_class_v<Hook> || DeclaresAnyEvent<Hook> || ReadsGradients<Hook>,
@@ -219,32 +272,37 @@ constexpr bool check_hook() {
                 "their spelling), so it "
                 "would receive no event (the hook is 'Hook' in the instantiation above; a hook "
                 "kept by reference is passed as hooks(std::ref(h)))");
-  if constexpr (DeclaresBegin<Hook>)
+  if constexpr (detail::declared_and_emitted<Hook, Session, SessionEvent::begin,
+                                             DeclaresBegin<Hook>>())
     static_assert(HandlesBegin<Hook>,
                   "hookfuse: this hook declares begin, but it cannot be called as begin()");
-  if constexpr (DeclaresAfterCreateSession<Hook>)
+  if constexpr (detail::declared_and_emitted<Hook, Session, SessionEvent::after_create_session,
+                                             DeclaresAfterCreateSession<Hook>>())
     static_assert(HandlesAfterCreateSession<Hook, Session>,
                   "hookfuse: this hook declares after_create_session, but it cannot be called as "
                   "after_create_session(session)");
-  if constexpr (DeclaresBeforeRun<Hook>)
+  if constexpr (detail::declared_and_emitted<Hook, Session, SessionEvent::before_run,
+                                             DeclaresBeforeRun<Hook>>())
     static_assert(HandlesBeforeRun<Hook>,
                   "hookfuse: this hook declares before_run, but it cannot be called as "
                   "before_run(SessionRunContext&) returning SessionRunArgs<names...> (or "
                   "with_feeds(SessionRunArgs<names...>{}, feed<\"x\">(...), ...))");
-  if constexpr (DeclaresAfterRun<Hook>)
+  if constexpr (detail::declared_and_emitted<Hook, Session, SessionEvent::after_run,
+                                             DeclaresAfterRun<Hook>>())
     static_assert(HandlesAfterRun<Hook, run_values_t<Hook>>,
                   "hookfuse: this hook declares after_run, but it cannot be called as "
                   "after_run(SessionRunContext&, const SessionRunValues<names...>&) with the "
                   "names its before_run requests");
-  if constexpr (DeclaresEnd<Hook>)
+  if constexpr (detail::declared_and_emitted<Hook, Session, SessionEvent::end,
+                                             DeclaresEnd<Hook>>())
     static_assert(HandlesEnd<Hook, Session>,
                   "hookfuse: this hook declares end, but it cannot be called as end(session)");
-  if constexpr (DeclaresBeforeApplyGradients<Hook>) {
+  if constexpr (detail::declared_and_emitted<Hook, Session, SessionEvent::before_apply_gradients,
+                                             DeclaresBeforeApplyGradients<Hook>>()) {
     using Context = typename detail::gradient_context_of<Session, Hook>::type;
     static_assert(!std::is_void_v<Context>,
-                  "hookfuse: this hook declares before_apply_gradients, but this session computes "
-                  "no gradients and never emits that event (the hook is 'Hook' and the session "
-                  "'Session' in the instantiation above)");
+                  "hookfuse: a session that emits before_apply_gradients declares "
+                  "`template <class H> using gradient_context_for = GradientContext<...>;`");
     if constexpr (!std::is_void_v<Context>)
       static_assert(HandlesBeforeApplyGradients<Hook, Context>,
                     "hookfuse: this hook declares before_apply_gradients, but it cannot be called "

@@ -47,9 +47,11 @@
 #include "hookfuse/logging.hpp"
 #include "hookfuse/optim/gradient_descent.hpp"
 #include "hookfuse/session/optimizer_slots.hpp"
+#include "hookfuse/session/session_interface.hpp"
 #include "hookfuse/session/checkpoint_variables.hpp"
 #include "hookfuse/session/feeds.hpp"
 #include "hookfuse/session/gradient_event.hpp"
+#include "hookfuse/session/hook_calls.hpp"
 #include "hookfuse/session/hook_feeds.hpp"
 #include "hookfuse/session/hook_state.hpp"
 #include "hookfuse/session/session_options.hpp"
@@ -104,16 +106,6 @@ constexpr bool check_run_fetch() {
                 "is 'Name' in the instantiation above)");
   return Known;
 }
-inline constexpr fixed_string global_step_name{"global_step"};
-/// Whether a hook's before_run result requests a tensor in this run (false for one that names
-/// none, whatever its `active`).
-template <fixed_string... Names>
-constexpr bool requests_fetch(const SessionRunArgs<Names...>& a) {
-  if constexpr (sizeof...(Names) > 0) return a.active;
-  else return ((void)a, false);
-}
-inline constexpr const char* run_after_stop_message =
-    "Run called even after should_stop requested.";
 struct create_session_tag {};
 
 
@@ -171,7 +163,9 @@ struct HookPins<boost::hana::tuple<Hs...>> {
 /// (default 1) to the global step. run_step_fn(step_fn) runs a user step function with
 /// TensorFlow's StepContext (session/step_context.hpp).
 template <class TrainOpT, class Input, class Hooks, class... Extras>
-class MonitoredTrainingSession {
+class MonitoredTrainingSession
+    : public detail::SessionInterface<MonitoredTrainingSession<TrainOpT, Input, Hooks, Extras...>> {
+  friend class detail::SessionInterface<MonitoredTrainingSession>;
   using loss_type = decltype(std::declval<TrainOpT&>().loss);
 
  public:
@@ -184,13 +178,12 @@ class MonitoredTrainingSession {
   /// What gradient hook H's before_apply_gradients receives (session/gradient_event.hpp).
   template <class H>
   using gradient_context_for = GradientContext<graph_type, gradient_variables_t<H>>;
+  /// A training session emits every event of the hook protocol (hooks/concepts.hpp).
+  using emitted_events = AllSessionEvents;
   static constexpr std::size_t num_hooks = decltype(boost::hana::length(std::declval<Hooks>()))::value;
   /// The timed intervals of a step (detail::StepPhases): `timed` when a hook wants phase
   /// timings (WantsPhaseTimings, hooks/step_timeline.hpp), and then which phases there are.
   using step_phases = detail::StepPhases<Hooks>;
-  /// What run<Names...>() returns: the caller's fetches of a step, none when no step ran.
-  template <fixed_string... Names>
-  using run_result = std::optional<SessionRunValues<Names...>>;
 
   MonitoredTrainingSession(TrainOpT train_op, Input input, Hooks hooks, Extras... extras)
       : MonitoredTrainingSession(detail::create_session_tag{}, [](MonitoredTrainingSession&) {},
@@ -255,7 +248,7 @@ class MonitoredTrainingSession {
       : train_op_(std::move(train_op)),
         input_(std::move(input)),
         hooks_(std::move(hooks)),
-        graph_((call_begin(hooks_), bind(input_.batch_size(), train_op_.loss, extras...))),
+        graph_((detail::call_begin(hooks_), bind(input_.batch_size(), train_op_.loss, extras...))),
         optimizer_slots_(train_op_.optimizer, graph_) {
     static_assert(caller_fed || InputFor<Input, graph_type>,
                   "hookfuse: the input must provide next(), batch_size() and feed(graph), or be "
@@ -268,12 +261,7 @@ class MonitoredTrainingSession {
               .str());
     check_hooks();
     restore(*this);
-    boost::hana::for_each(hooks_, [this](auto& stored) {
-      auto& h = hook_ref(stored);
-      if constexpr (HandlesAfterCreateSession<std::remove_cvref_t<decltype(h)>,
-                                              MonitoredTrainingSession>)
-        h.after_create_session(*this);
-    });
+    detail::call_after_create_session(hooks_, *this);
   }
 
  public:
@@ -285,23 +273,7 @@ class MonitoredTrainingSession {
   /// TensorFlow's `with MonitoredTrainingSession(...)` exits, and that an exception from end() is
   /// logged at ERROR (StderrLogger) instead of escaping.
   ~MonitoredTrainingSession() {
-#ifndef HOOKFUSE_NO_EXCEPTIONS
-    // Not in no-exceptions builds: nothing can unwind there, and std::uncaught_exceptions()
-    // would link libsupc++'s exception globals into a bare-metal image.
-    if (std::uncaught_exceptions() > uncaught_at_construction_) {
-      closed_ = true;
-      return;
-    }
-    try {
-      close();
-    } catch (const std::exception& e) {
-      log_close_error(e.what());
-    } catch (...) {
-      log_close_error("an exception not derived from std::exception");
-    }
-#else
-    close();
-#endif
+    this->close_from_destructor();
   }
 
   /// True when run() may fold the optimizer's update of the Variable `Name` into the backward
@@ -323,70 +295,14 @@ class MonitoredTrainingSession {
     else return !optimizer_slots_type::fuses_into_slot || optimizer_slots_.fuse(train_op_.optimizer);
   }
 
-  /// True once a hook requested a stop, the input ran out, or the session was closed.
-  bool should_stop() const { return should_stop_ || closed_; }
-
-  /// One training step with every hook, as TensorFlow's `sess.run(train_op)`. Returns whether a
-  /// step ran: at the end of the input data it runs no step, returns false and makes
-  /// should_stop() true (before_run was called, after_run is not, as in TensorFlow). Throws
-  /// RuntimeError("Run called even after should_stop requested.") when should_stop() is
-  /// already true (a hook requested a stop, the input ran out, or close() was called). Not for a
-  /// session built with caller_feeds: use run(feed<"x">(...), ...).
-  bool run() {
-    static_assert(!caller_fed, "hookfuse: this session is fed by the caller (caller_feeds): "
-                               "run(feed<\"x\">(xs, rows), ...)");
-    SessionRunValues<> none;
-    return step(none, [this] { return feed_from_input(); });
-  }
-
-  /// One training step of a session built with caller_feeds(max_batch_size), fed with `feeds`
-  /// (TensorFlow's `sess.run(train_op, feed_dict={x: xs, y: ys})`):
-  /// `session.run(feed<"x">(xs, rows), feed<"y">(ys, rows))`. Checked like any feed before the
-  /// forward pass: the data's scalar types at compile time; columns, rows (at most
-  /// max_batch_size, the same for every batched placeholder) and that every placeholder the
-  /// step reads is fed (ShapeError naming the placeholders and shapes). Feeds of an earlier run
-  /// do not carry over. Returns true (a step ran); throws RuntimeError as run() does.
-  template <class... Fs>
-    requires(sizeof...(Fs) > 0 && (detail::is_feed<Fs>::value && ...))
-  bool run(const Fs&... feeds) {
-    static_assert(caller_fed, "hookfuse: run(feed<...>(...)) needs a session built with "
-                              "caller_feeds(max_batch_size) where the input goes");
-    static_assert(hook_feed_checks::template check_caller<Fs...>());
-    SessionRunValues<> none;
-    return step(none, [&] { return feed_from_caller(feeds...); });
-  }
-
-  /// One training step that also returns the named tensors, as `sess.run([train_op, loss,
-  /// accuracy])`: `session.run<"loss", "accuracy">()`. The names are checked at compile time
-  /// like a hook's fetches ("global_step", any named tensor or extra, "gradients/<name>" of a
-  /// gradient that is stored: one a hook requests or reads, see update_fused; the caller's
-  /// fetch does not keep it, and a fused one is a compile error saying so). The values are
-  /// those hooks see: this step's forward pass, before the update; a Variable is a view of the
-  /// variable (already updated); "global_step" is the value before this step's increment. They
-  /// stay valid until the next run. Hooks see the names as run_context.original_args().fetches.
-  /// Returns no value when the input ran out (no step, as run() returning false); throws
-  /// RuntimeError as run() does, and ShapeError (before the forward pass) when a placeholder
-  /// that the loss or a fetch reads was not fed.
-  ///
-  /// A session built with caller_feeds takes its feeds here too:
-  /// `session.run<"loss">(feed<"x">(xs, rows), feed<"y">(ys, rows))`.
-  template <fixed_string First, fixed_string... Rest, class... Fs>
-    requires((detail::is_feed<Fs>::value && ...))
-  run_result<First, Rest...> run(const Fs&... feeds) {
-    static_assert(caller_fed == (sizeof...(Fs) > 0),
-                  "hookfuse: feed<...>(...) arguments go with a session built with "
-                  "caller_feeds(max_batch_size), and such a session needs them on every run");
-    check_run_fetches<First, Rest...>();
-    static_assert(hook_feed_checks::template check_caller<Fs...>());
-    SessionRunValues<First, Rest...> values;
-    bool ran = false;
-    if constexpr (sizeof...(Fs) > 0)
-      ran = step(values, [&] { return feed_from_caller(feeds...); });
-    else
-      ran = step(values, [this] { return feed_from_input(); });
-    if (!ran) return std::nullopt;
-    return values;
-  }
+  // run(), run(feeds...), run<names...>(feeds...), should_stop(), close(), hook<I>(),
+  // hook<H>(), graph(), hooks(), input(): detail::SessionInterface
+  // (session/session_interface.hpp). A run is one training step (step() below). run<names...>()
+  // fetches "global_step", any named tensor or extra, and "gradients/<name>" of a gradient that
+  // is stored (one a hook requests or reads, see update_fused; the caller's fetch does not keep
+  // it, and a fused one is a compile error saying so). The values are those hooks see: this
+  // step's forward pass, before the update; a Variable is a view of the variable (already
+  // updated); "global_step" is the value before this step's increment.
 
   /// Runs a user step function, as TensorFlow's MonitoredSession.run_step_fn(step_fn):
   /// `step_fn(step_context)` receives a StepContext<MonitoredTrainingSession>
@@ -424,50 +340,18 @@ class MonitoredTrainingSession {
     if (closed_) detail::fail<RuntimeError>("hookfuse: evaluate() called after close()");
     // The caller's feeds last for this evaluation only (TF's feed_dict): the values computed
     // here stay readable, and nothing later reads the caller's memory.
-    ReleaseFeeds release{sizeof...(Fs) > 0 ? &graph_ : nullptr};
+    detail::ReleaseFeeds<graph_type> release{sizeof...(Fs) > 0 ? &graph_ : nullptr};
     if constexpr (sizeof...(Fs) > 0) {
       graph_.clear_feeds();
       (feeds.apply(graph_), ...);
     }
     typename graph_type::read_set reads{};
-    check_fetch_fed<First>(reads);
-    (check_fetch_fed<Rest>(reads), ...);
-    graph_.check_same_rows(reads);
+    detail::check_step_feeds<First, Rest...>(graph_, boost::hana::make_tuple(), reads);
     SessionRunValues<First, Rest...> values;
     std::size_t k = 0;
     values.results[k++] = fetch<First>();  // "global_step": the current step
     ((values.results[k++] = fetch<Rest>()), ...);
     return values;
-  }
-
-  /// Calls every hook's end(*this) once and stops the session; an exception from end()
-  /// propagates (the remaining hooks' end() is not called). Skipped (hooks' end() not called)
-  /// when the last run() left through an exception. Later calls do nothing.
-  void close() {
-    if (closed_) return;
-    closed_ = true;
-    if (in_run_) return;
-    boost::hana::for_each(hooks_, [this](auto& stored) {
-      auto& h = hook_ref(stored);
-      if constexpr (HandlesEnd<std::remove_cvref_t<decltype(h)>, MonitoredTrainingSession>)
-        h.end(*this);
-    });
-  }
-
-  /// The I-th hook, as given to hooks(...) (for std::ref(h): h itself).
-  template <std::size_t I>
-  auto& hook() {
-    static_assert(I < num_hooks, "hookfuse: session.hook<I>(): the session has fewer hooks");
-    return hook_ref(boost::hana::at_c<I>(hooks_));
-  }
-  /// The hook of type H (or the object a std::ref(h) of type H refers to); H must occur once.
-  template <class H>
-  auto& hook() {
-    using pos = detail::hook_position<H, Hooks>;
-    static_assert(pos::count == 1,
-                  "hookfuse: session.hook<H>(): the session has no hook of type H, or more than "
-                  "one (then use hook<I>() by position)");
-    return hook<(pos::count == 1 ? pos::index : 0)>();
   }
 
   /// The current global step.
@@ -521,10 +405,6 @@ class MonitoredTrainingSession {
     }
   }
 
-  graph_type& graph() { return graph_; }
-  Hooks& hooks() { return hooks_; }
-  Input& input() { return input_; }
-
  private:
   static constexpr bool caller_fed = std::is_same_v<Input, CallerFeeds>;
   /// The compile-time checks of the hooks' feed_dicts (session/hook_feeds.hpp).
@@ -562,51 +442,12 @@ class MonitoredTrainingSession {
     optimizer_slots_.finish(train_op_.optimizer);
   }
 
-  /// Calls graph.release_feeds() when it goes out of scope (normally or by an exception), unless
-  /// built with nullptr.
-  struct ReleaseFeeds {
-    graph_type* graph;
-    explicit ReleaseFeeds(graph_type* g) : graph(g) {}
-    ReleaseFeeds(const ReleaseFeeds&) = delete;
-    ReleaseFeeds& operator=(const ReleaseFeeds&) = delete;
-    ~ReleaseFeeds() {
-      if (graph != nullptr) graph->release_feeds();
-    }
-  };
-
-  /// Feeds the graph from the input object; false at the end of the input.
-  bool feed_from_input() {
-    if constexpr (caller_fed) {
-      return false;  // unreachable: run() without feeds does not compile for caller_feeds
-    } else {
-      if (!input_.next()) return false;
-      graph_.clear_feeds();
-      input_.feed(graph_);
-      return true;
-    }
-  }
-  /// Feeds the graph with the caller's feeds (each checked by its apply()).
-  template <class... Fs>
-  bool feed_from_caller(const Fs&... feeds) {
-    graph_.clear_feeds();
-    (feeds.apply(graph_), ...);
-    return true;
-  }
-
-  template <class H>
-  static auto call_before_run(H& h, SessionRunContext& ctx) {
-    if constexpr (HandlesBeforeRun<H>) return h.before_run(ctx);
-    else return SessionRunArgs<>{false};
-  }
-
   // --- phase timings (only instantiated when step_phases::timed) -------------------------------
   using step_marks = detail::StepMarks<step_phases::timed, step_phases::size + 1>;
 
-  /// h's before_run; `fetches` becomes true when it requests a tensor.
   template <class H>
-  auto timed_before_run(H& h, SessionRunContext& ctx, step_marks& marks, bool& fetches) {
-    auto a = call_before_run(h, ctx);
-    fetches |= detail::requests_fetch(a);
+  auto timed_before_run(H& h, SessionRunContext& ctx, step_marks& marks) {
+    auto a = detail::call_before_run(h, ctx);
     if constexpr (HandlesBeforeRun<H>) mark(marks);
     return a;
   }
@@ -676,13 +517,7 @@ class MonitoredTrainingSession {
   template <fixed_string... Fetch, class FeedInputs>
   bool step(SessionRunValues<Fetch...>& caller, FeedInputs&& feed_inputs) {
     namespace hana = boost::hana;
-    if (should_stop()) detail::fail<RuntimeError>(detail::run_after_stop_message);
-    // The feeds of a caller-fed run, or of a session whose hooks feed, last for this run only,
-    // as TF's feed_dict: afterwards (a later fetch, a hook's end()) a tensor not computed in
-    // the run is refused with ShapeError rather than computed from memory that may be gone.
-    // The values this run computed stay readable.
-    ReleaseFeeds release{caller_fed || hook_feed_checks::names.size() > 0 ? &graph_ : nullptr};
-    in_run_ = true;
+    auto release_feeds = this->start_step();
     SessionRunContext ctx(&train_op_.global_step->value,
                           OriginalArgs{detail::fetch_names<Fetch...>},
                           train_op_.global_step_increment);
@@ -692,24 +527,23 @@ class MonitoredTrainingSession {
     // is in the timeline.
     step_marks marks;
     if constexpr (step_phases::timed) start_timing(marks, ctx);
-    // A braced list is evaluated left to right, so before_run is called in hook order
-    // (hana::transform leaves the order of its calls unspecified: GCC goes right to left).
     // hooks_fetch: whether any hook requests a tensor this run, gathered as each before_run
     // returns (one OR per hook that can request one), so that a step in which no hook fetches
     // (every hook between its triggers) then checks and fills nothing per hook.
     bool hooks_fetch = false;
-    auto args = hana::unpack(hooks_, [&ctx, &marks, &hooks_fetch, this](auto&... hs) {
-      return hana::tuple<decltype(call_before_run(hook_ref(hs), ctx))...>{
-          timed_before_run(hook_ref(hs), ctx, marks, hooks_fetch)...};
+    auto args = detail::collect_before_run(hooks_, [&ctx, &marks, &hooks_fetch, this](auto& h) {
+      auto a = timed_before_run(h, ctx, marks);
+      hooks_fetch |= detail::requests_fetch(a);
+      return a;
     });
-    if (!feed_inputs()) {
-      should_stop_ = true;
-      in_run_ = false;
-      return false;
-    }
+    if (!feed_inputs()) return this->finish_step(false, ctx);
     // The hooks' feed_dicts, after the input's: a hook's feed replaces the input's.
     hana::for_each(args, [this](const auto& a) { detail::apply_hook_feeds(graph_, a); });
-    check_step_feeds<Fetch...>(args, hooks_fetch);  // before anything is computed or updated
+    {  // before anything is computed or updated
+      typename graph_type::read_set reads{};
+      graph_.check_fed(reads);  // the forward pass's placeholders
+      detail::check_step_feeds<Fetch...>(graph_, args, reads, hooks_fetch);
+    }
     mark(marks);                       // end of the input
     graph_.forward();
     mark(marks);
@@ -726,7 +560,8 @@ class MonitoredTrainingSession {
       any_fetched_ = true;  // stays true if a fetch throws: the next run clears what was filled
       for_each_hook_index([&](auto i) {
         constexpr std::size_t k = decltype(i)::value;
-        fill_values(hana::at_c<k>(values_), hana::at_c<k>(args), fetched_[k]);
+        detail::fill_values(hana::at_c<k>(values_), hana::at_c<k>(args), fetched_[k],
+                            [this]<fixed_string N>() { return fetch_stale<N>(); });
       });
       any_fetched_ = hooks_fetch;  // fetched_[k] is now hook k's args.active
     }
@@ -740,66 +575,11 @@ class MonitoredTrainingSession {
     apply_unfused<pins>(fuse);
     train_op_.global_step->value += train_op_.global_step_increment;
     mark(marks);
-    for_each_hook_index([&](auto i) {
-      auto& h = hook_ref(hana::at_c<decltype(i)::value>(hooks_));
-      using H = std::remove_cvref_t<decltype(h)>;
-      if constexpr (HandlesAfterRun<H, run_values_t<H>>) {
-        h.after_run(ctx, hana::at_c<decltype(i)::value>(values_));
-        mark(marks);
-      }
-    });
+    detail::call_after_run(hooks_, ctx, values_, [&] { mark(marks); });
     if constexpr (step_phases::timed) {
       if (marks.active) finish_timing(marks);
     }
-    should_stop_ = should_stop_ || ctx.stop_requested();
-    in_run_ = false;
-    return true;
-  }
-
-  /// Before the forward pass: every placeholder that the loss, the caller's fetches and the
-  /// fetches of the hooks whose args are active read was fed, and all of them with the same
-  /// number of rows (ShapeError naming the reader and the placeholders otherwise). Nothing has
-  /// been computed or updated when it throws.
-  template <fixed_string... Fetch, class Args>
-  void check_step_feeds(const Args& args, bool hooks_fetch) const {
-    typename graph_type::read_set reads{};
-    graph_.check_fed(reads);
-    (check_fetch_fed<Fetch>(reads), ...);
-    if (hooks_fetch)
-      boost::hana::for_each(args, [&](const auto& a) { check_args_fed(a, reads); });
-    graph_.check_same_rows(reads);
-  }
-  template <fixed_string... Names>
-  void check_args_fed(const SessionRunArgs<Names...>& a,
-                      typename graph_type::read_set& reads) const {
-    if (a.active) (check_fetch_fed<Names>(reads), ...);
-  }
-  /// A named tensor of the model; "global_step" and "gradients/<name>" (the loss's graph) read
-  /// no placeholder the forward pass does not.
-  template <fixed_string Name>
-  void check_fetch_fed(typename graph_type::read_set& reads) const {
-    if constexpr (Name != detail::global_step_name && graph_type::template has<Name>)
-      graph_.template check_fed<Name>(reads);
-    else
-      (void)reads;
-  }
-
-#ifndef HOOKFUSE_NO_EXCEPTIONS
-  static void log_close_error(const char* what) {
-    StderrLogger{}.log(Severity::error,
-                       (detail::ErrorMessage()
-                        << "hookfuse: a hook's end() threw while the session was destroyed (call "
-                           "close() to receive the exception): "
-                        << what)
-                           .str());
-  }
-#endif
-
-  static void call_begin(Hooks& hs) {
-    boost::hana::for_each(hs, [](auto& stored) {
-      auto& h = hook_ref(stored);
-      if constexpr (HandlesBegin<std::remove_cvref_t<decltype(h)>>) h.begin();
-    });
+    return this->finish_step(true, ctx);
   }
 
   static constexpr void check_hooks() { check_each(std::type_identity<Hooks>{}); }
@@ -833,22 +613,6 @@ class MonitoredTrainingSession {
     else return graph_type::template has_adjoint<detail::gradient_target_name<Name>()>;
   }
 
-  /// The values a hook receives, kept from run to run so that a run in which a hook asks for
-  /// nothing costs nothing: filled when the hook's args are active, cleared (once) when not.
-  template <fixed_string... Names>
-  void fill_values(SessionRunValues<Names...>& v, const SessionRunArgs<Names...>& a,
-                   bool& fetched) {
-    if constexpr (sizeof...(Names) > 0) {
-      if (a.active) {
-        std::size_t i = 0;
-        ((v.results[i++] = fetch_stale<Names>()), ...);
-        fetched = true;
-      } else if (fetched) {
-        v = SessionRunValues<Names...>{};
-        fetched = false;
-      }
-    }
-  }
   template <fixed_string Name>
   TensorValue fetch_stale() {
     if constexpr (Name == detail::global_step_name)
@@ -859,21 +623,14 @@ class MonitoredTrainingSession {
       return TensorValue{};  // unknown name: reported by check_fetch in the constructor
   }
 
-  template <class T>
-  struct values_of_hooks;
-  template <class... Hs>
-  struct values_of_hooks<boost::hana::tuple<Hs...>> {
-    using type = boost::hana::tuple<run_values_t<hook_t<Hs>>...>;
-  };
-
   TrainOpT train_op_;
   Input input_;
   Hooks hooks_;
   graph_type graph_;
   optimizer_slots_type optimizer_slots_;
-  typename values_of_hooks<Hooks>::type values_{};  // what each hook's after_run receives
+  typename detail::values_of_hooks<Hooks>::type values_{};  // what each hook's after_run receives
   std::array<bool, num_hooks == 0 ? 1 : num_hooks> fetched_{};  // values_[i] holds fetches
-  bool any_fetched_ = false;  // some fetched_[i] may be true (false: all are)
+  bool any_fetched_ = false;  // some fetched_[i] may be true
   std::int64_t stale_global_step_ = 0;
   bool should_stop_ = false;
   bool closed_ = false;
