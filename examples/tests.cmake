@@ -9,6 +9,11 @@ hookfuse_add_example_test(NAME example.fashion_mnist TARGET fashion_mnist
 hookfuse_add_example_test(NAME example.fashion_mnist_adam TARGET fashion_mnist
                           ARGS --optimizer adam --max_steps 300 --batch_size 32
                           PASS_REGULAR_EXPRESSION "optimizer: adam\n.*global_step: 300\n.*test_accuracy: 0\\.[7-9]")
+# --progress off a terminal (ctest's pipe): Keras' progress lines every 100 steps and at the
+# last step, with loss, accuracy and steps/sec (bar: int(30 * 100 / 300) = 10 characters).
+hookfuse_add_example_test(NAME example.fashion_mnist_progress TARGET fashion_mnist
+                          ARGS --progress --max_steps 300 --batch_size 32
+                          PASS_REGULAR_EXPRESSION "100/300 \\[=========>\\.\\.\\.\\.\\.\\.\\.\\.\\.\\.\\.\\.\\.\\.\\.\\.\\.\\.\\.\\.\\] - ETA: [0-9:]+s? - [0-9.]+ steps/sec - loss: [0-9.]+ - accuracy: 0\\.[0-9]+\n200/300 \\[===================>\\.\\.\\.\\.\\.\\.\\.\\.\\.\\.\\] - ETA: [0-9:]+s? - [0-9.]+ steps/sec - loss: [0-9.]+ - accuracy: 0\\.[0-9]+\n300/300 \\[==============================\\] - [0-9]+s [0-9]+(s|ms|us)/step - [0-9.]+ steps/sec - loss: [0-9.]+ - accuracy: 0\\.[0-9]+\n")
 # event_dump on TensorFlow 2's scalar fixture: the last of its 100 scalars, as CSV.
 if(EXISTS "${HOOKFUSE_FIXTURES_DIR}/tf/events_tf2_scalar")
   hookfuse_add_example_test(NAME example.event_dump TARGET event_dump

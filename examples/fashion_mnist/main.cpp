@@ -27,7 +27,10 @@
 // restarted run resumes from the latest one; the session's default summary hooks write one
 // TensorBoard event file there: "loss" and "accuracy" at global steps 1, 101, 201, ... and
 // "global_step/sec" at 101, 201, ... (scripts/plot_scalars.py draws them; docs/summaries.md).
-// Without --model_dir a StepCounterHook of the example's own logs the step rate instead. On resume it skips the batches already trained
+// Without --model_dir a StepCounterHook of the example's own logs the step rate instead.
+// --progress draws Keras' progress bar on stderr instead of those log lines (a
+// ProgressBarHook<"loss", "accuracy"> up to the last step: loss and accuracy averaged since the
+// start, steps/sec, ETA; redrawn in place on a terminal, a line every 100 steps otherwise). On resume it skips the batches already trained
 // (global_step of them, in the same seeded order), so it trains on exactly the batches an
 // uninterrupted run would (TensorFlow's numpy_input_fn would start its epoch again instead).
 // The last line of output is "test_accuracy: <value>".
@@ -96,6 +99,7 @@ int main(int argc, char** argv) {
   std::optional<std::int64_t> save_checkpoint_steps;
   std::string warm_start_from;
   std::string lr_schedule = "none";
+  bool progress = false;
   app.add_option("--epochs", epochs, "passes over the training set")->check(CLI::PositiveNumber);
   app.add_option("--batch_size", batch_size, "examples per step")->check(CLI::PositiveNumber);
   app.add_option("--learning_rate", learning_rate,
@@ -127,6 +131,9 @@ int main(int argc, char** argv) {
   app.add_option("--warm_start_from", warm_start_from,
                  "initialise the weights from this checkpoint directory or prefix ({\"/\": \"/\"}); "
                  "a checkpoint in --model_dir wins");
+  app.add_flag("--progress", progress,
+               "draw a progress bar (loss, accuracy, steps/sec, ETA) on stderr instead of the "
+               "loss/accuracy and step-rate log lines");
   CLI11_PARSE(app, argc, argv);
   if (!model_dir.empty()) {
     std::error_code ec;
@@ -187,9 +194,13 @@ int main(int argc, char** argv) {
           hf::hooks(hf::StopAtStepHook({.last_step = last_step}),
                     // The session installs TF's StepCounterHook when it has a directory.
                     hf::ConditionalHook(hf::StepCounterHook<>({.every_n_steps = 100}),
-                                        model_dir.empty()),
+                                        model_dir.empty() && !progress),
                     hf::NanTensorHook<"loss">(),
-                    hf::LoggingTensorHook<"loss", "accuracy">({.every_n_iter = 100}),
+                    hf::ConditionalHook(
+                        hf::LoggingTensorHook<"loss", "accuracy">({.every_n_iter = 100}),
+                        !progress),
+                    hf::ConditionalHook(
+                        hf::ProgressBarHook<"loss", "accuracy">({.total = last_step}), progress),
                     hf::ConditionalHook(hf::LearningRateSchedulerHook(schedule),
                                         schedule.kind != ExampleSchedule::Kind::none)),
           loss_summary, accuracy_summary);

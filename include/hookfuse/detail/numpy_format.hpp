@@ -1,6 +1,10 @@
 // hookfuse/detail/numpy_format.hpp: numpy's str() of a scalar or an array of rank <= 2, as
 // TensorFlow's LoggingTensorHook prints fetched values ("%s" % value), into a fixed buffer.
 //
+// Not reproduced: TensorFlow's hook logs under np.set_printoptions(suppress=True), which keeps
+// arrays positional unless their largest magnitude is >= 1e8 (scalars are not affected); here
+// suppress_small is off, numpy's default, so such arrays print in scientific notation.
+//
 // The rules are numpy's (1.14 and later, default print options): a rank-0 value is a numpy
 // scalar, an array goes through array2string with precision 8, floatmode 'maxprec',
 // suppress_small off, sign '-', linewidth 75, threshold 1000 and edgeitems 3.

@@ -64,7 +64,7 @@ struct ThreadSleep;
 /// wait_until_step throws RuntimeError naming both steps, without sleeping. A source whose
 /// type declares `static constexpr bool moves_by_itself = false` gets the same treatment.
 /// `sleep` is a callable taking seconds (double): ThreadSleep by default, a fake in tests.
-/// Throws std::invalid_argument for poll_secs < 0 or NaN.
+/// Throws std::invalid_argument unless poll_secs is in [0, 3600] (NaN and infinity included).
 template <class StepSource = SessionGlobalStep, class Sleep = ThreadSleep, Logger L = StderrLogger>
 class GlobalStepWaiterHook {
  public:
