@@ -116,11 +116,13 @@ TEST_CASE("LoggingTensorHook: TensorFlow's line, numpy's text for each value",
   }
   // numpy: str(np.float32(ln 2)) = 0.6931472; str(np.int64(1234567)) = 1234567; the float32
   // matrix has integer width 2 ("-2") and one fraction digit ("5"); the float64 vector has
-  // min 1e-5 < 1e-4, so it is scientific, every mantissa with as many fraction digits as the
-  // longest one needs (one, "2.5"), exponents of two digits.
+  // min 1e-5 < 1e-4, which numpy's defaults print in scientific notation
+  // ("[1.0e-01 2.5e-01 1.0e-05]"), but TensorFlow's hook logs under
+  // np.set_printoptions(suppress=True): the largest magnitude is below 1e8, so it stays
+  // positional, each element padded with spaces to the longest fraction ("00001", 5 digits).
   const std::string text =
       "loss = 0.6931472, global_step = 1234567, pred = [[ 1.5 -2. ]\n [ 0.   3. ]], "
-      "bias = [1.0e-01 2.5e-01 1.0e-05]";
+      "bias = [0.1     0.25    0.00001]";
   REQUIRE(lines.size() == 2);
   CHECK(lines[0].text == text);  // the first line has no time
   CHECK(lines[1].text == text + " (2.500 sec)");

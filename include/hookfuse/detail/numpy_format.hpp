@@ -1,44 +1,56 @@
 // hookfuse/detail/numpy_format.hpp: numpy's str() of a scalar or an array of rank <= 2, as
 // TensorFlow's LoggingTensorHook prints fetched values ("%s" % value), into a fixed buffer.
 //
-// Not reproduced: TensorFlow's hook logs under np.set_printoptions(suppress=True), which keeps
-// arrays positional unless their largest magnitude is >= 1e8 (scalars are not affected); here
-// suppress_small is off, numpy's default, so such arrays print in scientific notation.
-//
-// The rules are numpy's (1.14 and later, default print options): a rank-0 value is a numpy
-// scalar, an array goes through array2string with precision 8, floatmode 'maxprec',
-// suppress_small off, sign '-', linewidth 75, threshold 1000 and edgeitems 3.
+// The rules are numpy's (1.14 and later) with its default print options: a rank-0 value is a
+// numpy scalar, an array goes through array2string with precision 8, floatmode 'maxprec',
+// sign '-', linewidth 75, threshold 1000 and edgeitems 3; suppress_small is numpy's default
+// (off) unless NumpyPrintOptions::suppress is set, as TensorFlow's hook sets it while it logs
+// (np.set_printoptions(suppress=True)).
 //   * float scalars: shortest round-trip digits of their own type (float32 digits for a
 //     float32), positional when 1e-4 <= |x| < 1e16 or x == 0 ("121.0", "0.6931472"),
-//     scientific otherwise ("1e-05", "3.4028235e+38"); "nan", "inf", "-inf".
+//     scientific otherwise ("1e-05", "3.4028235e+38"); "nan", "inf", "-inf". suppress does not
+//     change them (numpy scalars' str() ignores the print options).
 //   * integers: exact decimal.
-//   * float arrays: each element's shortest digits, cut at 8 fractional digits; scientific for
-//     the whole array when, over the finite non-zero magnitudes shown, max >= 1e8, min < 1e-4
-//     or max / min > 1e3; then every element shares the integer width, the number of
-//     fractional digits (scientific: padded with zeros, positional: padded with spaces) and the
-//     exponent width; "nan" and "inf" are right-aligned to the same width.
+//   * float arrays: each element's shortest digits, cut at 8 fractional digits (the exact
+//     value rounded, so 1e-9 prints "0." and -1e-9 "-0."), and in positional notation never
+//     short of the units digit (float32 99999992 prints "99999992.", where the scalar's str()
+//     is "99999990.0"); scientific for the whole array when, over the finite non-zero
+//     magnitudes shown, max >= 1e8 or, without suppress, min < 1e-4 or max / min > 1e3
+//     ("[1.e-05 1.e+00]"; with suppress "[0.00001 1.     ]"); then every element shares
+//     the integer width, the number of fractional digits (scientific: padded with zeros,
+//     positional: padded with spaces) and the exponent width; "nan" and "inf" are
+//     right-aligned to the same width.
 //   * integer arrays: right-aligned to the widest of the shown minimum and maximum.
 //   * layout: "[" + elements separated by " ", lines wrapped before column 75 with the
 //     continuation indented under the first element; rows of a matrix on their own lines
 //     ("[[a b]\n [c d]]"); above 1000 elements only the first and last 3 items of each axis
 //     longer than 6 are shown, with "..." between them.
 //
-// Digits come from std::to_chars (shortest round-trip, or correctly rounded at a precision),
-// so this header is for hosted builds; HOOKFUSE_EMBEDDED builds keep detail/format.hpp's
-// printf-like formatting (docs/embedded.md explains why).
+// Digits come from std::to_chars (shortest round-trip, or correctly rounded at a precision;
+// detail/numpy_digits.hpp), so this header is for hosted builds; HOOKFUSE_EMBEDDED builds keep
+// detail/format.hpp's printf-like formatting (docs/embedded.md explains why).
 #pragma once
 
-#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
-#include <system_error>
 #include <type_traits>
 
 #include "hookfuse/detail/format.hpp"
+#include "hookfuse/detail/numpy_digits.hpp"
 
 namespace hookfuse::detail {
+
+/// The numpy print options (np.set_printoptions) that differ from numpy's defaults where
+/// hookfuse prints values; a default-constructed value is numpy's defaults.
+struct NumpyPrintOptions {
+  /// numpy's `suppress`: float arrays stay positional unless their largest finite magnitude is
+  /// >= 1e8, rather than also switching to scientific notation for a magnitude below 1e-4 or a
+  /// max / min ratio above 1000. Scalars are not affected.
+  bool suppress = false;
+};
+
 namespace numpy_impl {
 
 /// Writes into [out, end) keeping room for a terminating NUL, and knows the current column.
@@ -59,93 +71,6 @@ struct Writer {
     line_start = out;
   }
 };
-
-/// A number's text split as numpy splits it: integer part (with sign), fraction digits, and
-/// for scientific notation the exponent's sign and digits.
-struct Parts {
-  char int_part[24] = {};
-  int int_len = 0;
-  char frac[24] = {};
-  int frac_len = 0;
-  char exp_sign = '+';
-  char exp_digits[8] = {};
-  int exp_len = 0;  // 0: positional
-};
-
-inline void copy(char* dst, int& len, int cap, const char* b, const char* e) {
-  len = 0;
-  for (; b < e && len < cap; ++b) dst[len++] = *b;
-}
-
-/// Splits to_chars' text ("-12.5", "1.25e-05", "3e+38").
-inline Parts split(const char* b, const char* e) {
-  Parts p;
-  const char* dot = b;
-  while (dot < e && *dot != '.' && *dot != 'e') ++dot;
-  copy(p.int_part, p.int_len, sizeof p.int_part, b, dot);
-  const char* f = dot < e && *dot == '.' ? dot + 1 : dot;
-  const char* fe = f;
-  while (fe < e && *fe != 'e') ++fe;
-  copy(p.frac, p.frac_len, sizeof p.frac, f, fe);
-  if (fe < e) {  // "e+05"
-    p.exp_sign = fe + 1 < e ? fe[1] : '+';
-    copy(p.exp_digits, p.exp_len, sizeof p.exp_digits, fe + 2, e);
-  }
-  return p;
-}
-
-/// Scientific parts ("d.ddd", exponent) as positional ones: "1.2345679e+08" -> "123456790".
-inline Parts to_positional(const Parts& sci) {
-  Parts p;
-  int exp10 = 0;
-  for (int k = 0; k < sci.exp_len; ++k) exp10 = exp10 * 10 + (sci.exp_digits[k] - '0');
-  if (sci.exp_sign == '-') exp10 = -exp10;
-  const bool negative = sci.int_len > 0 && sci.int_part[0] == '-';
-  char all[24];  // the significant digits, without sign
-  int n = 0;
-  for (int k = negative ? 1 : 0; k < sci.int_len && n < 24; ++k) all[n++] = sci.int_part[k];
-  for (int k = 0; k < sci.frac_len && n < 24; ++k) all[n++] = sci.frac[k];
-  if (negative) p.int_part[p.int_len++] = '-';
-  if (exp10 < 0) {
-    p.int_part[p.int_len++] = '0';
-    for (int k = 0; k < -exp10 - 1 && p.frac_len < 24; ++k) p.frac[p.frac_len++] = '0';
-    for (int k = 0; k < n && p.frac_len < 24; ++k) p.frac[p.frac_len++] = all[k];
-  } else {
-    for (int k = 0; k <= exp10 && p.int_len < 24; ++k)
-      p.int_part[p.int_len++] = k < n ? all[k] : '0';
-    for (int k = exp10 + 1; k < n && p.frac_len < 24; ++k) p.frac[p.frac_len++] = all[k];
-  }
-  return p;
-}
-
-/// Dragon4 in numpy's "unique" mode: the shortest round-trip digits of `x` in its own type;
-/// when `precision` >= 0 and they need more fraction digits, `x` correctly rounded to
-/// `precision` fraction digits with trailing zeros dropped. Finite x with |x| < 1e17 when
-/// positional (numpy prints larger ones in scientific notation).
-template <class T>
-Parts digits(T x, bool scientific, int precision) {
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::scientific);
-  Parts p = split(buf, r.ptr);
-  if (!scientific) p = to_positional(p);
-  if (precision >= 0 && p.frac_len > precision) {
-    const auto fmt = scientific ? std::chars_format::scientific : std::chars_format::fixed;
-    r = std::to_chars(buf, buf + sizeof buf, x, fmt, precision);
-    p = split(buf, r.ptr);
-    while (p.frac_len > 0 && p.frac[p.frac_len - 1] == '0') --p.frac_len;
-  }
-  return p;
-}
-
-/// numpy's min_digits = precision in scientific notation: `x` correctly rounded to exactly
-/// `precision` fraction digits (more digits of its exact value than the shortest ones, if need
-/// be: 0.6666667f prints 6.6666669e-01 at precision 8).
-template <class T>
-Parts exact_scientific(T x, int precision) {
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::scientific, precision);
-  return split(buf, r.ptr);
-}
 
 inline void put_parts(Writer& w, const Parts& p) {
   w.put(std::string_view(p.int_part, static_cast<std::size_t>(p.int_len)));
@@ -212,7 +137,7 @@ struct FloatFormat {
   int exp_size = -1;
 
   template <class Get>
-  FloatFormat(const AxisView& rv, const AxisView& cv, Get get) {
+  FloatFormat(const AxisView& rv, const AxisView& cv, Get get, NumpyPrintOptions options) {
     bool any_finite = false, any_nonfinite = false, neg_inf = false;
     T max_v = 0, min_v = 0;
     bool any_nonzero = false;
@@ -234,7 +159,8 @@ struct FloatFormat {
     if (any_nonzero) {
       const T ratio = max_v / min_v;  // in T, as numpy divides two T scalars; inf is fine
       exp_format = static_cast<double>(max_v) >= max_fixed ||
-                   static_cast<double>(min_v) < min_fixed || static_cast<double>(ratio) > 1000.0;
+                   (!options.suppress && (static_cast<double>(min_v) < min_fixed ||
+                                          static_cast<double>(ratio) > 1000.0));
     }
     if (any_finite) {
       int max_frac = 0;
@@ -242,7 +168,8 @@ struct FloatFormat {
         for (std::ptrdiff_t j = 0; j < cv.count(); ++j) {
           const T x = get(rv.index(i), cv.index(j));
           if (!std::isfinite(x)) continue;
-          const Parts p = digits(x, exp_format, numpy_impl::precision);
+          const Parts p = exp_format ? digits(x, true, numpy_impl::precision)
+                                     : positional_digits(x, numpy_impl::precision);
           pad_left = p.int_len > pad_left ? p.int_len : pad_left;
           max_frac = p.frac_len > max_frac ? p.frac_len : max_frac;
           exp_size = p.exp_len > exp_size ? p.exp_len : exp_size;
@@ -271,7 +198,7 @@ struct FloatFormat {
       w.spaces(width() - static_cast<std::ptrdiff_t>(s.size()));
       return w.put(s);
     }
-    const Parts p = exp_format ? exact_scientific(x, precision) : digits(x, false, precision);
+    const Parts p = exp_format ? exact_scientific(x, precision) : positional_digits(x, precision);
     w.spaces(pad_left - p.int_len);
     put_parts(w, p);
     w.put(".");
@@ -292,7 +219,7 @@ template <class T>
 struct IntFormat {
   int width = 0;
   template <class Get>
-  IntFormat(const AxisView& rv, const AxisView& cv, Get get) {
+  IntFormat(const AxisView& rv, const AxisView& cv, Get get, NumpyPrintOptions) {
     for (std::ptrdiff_t i = 0; i < rv.count(); ++i)
       for (std::ptrdiff_t j = 0; j < cv.count(); ++j) {
         char buf[24];
@@ -339,13 +266,13 @@ void put_row(Writer& w, const Fmt& fmt, Get get, std::ptrdiff_t row, const AxisV
 }
 
 template <class T, class Get>
-void put_array(Writer& w, const Shape& s, Get get) {
+void put_array(Writer& w, const Shape& s, Get get, NumpyPrintOptions options) {
   if (s.rows * s.cols == 0) return w.put("[]");
   const bool summary = s.rows * s.cols > threshold;
   const AxisView rv{s.rows, summary && s.rows > 2 * edge_items};
   const AxisView cv{s.cols, summary && s.cols > 2 * edge_items};
   using Fmt = std::conditional_t<std::is_floating_point_v<T>, FloatFormat<T>, IntFormat<T>>;
-  const Fmt fmt(rv, cv, get);
+  const Fmt fmt(rv, cv, get, options);
   if (s.rank == 1) return put_row(w, fmt, get, 0, cv, 1, line_width);
   w.put("[");
   for (std::ptrdiff_t k = 0; k < rv.count(); ++k) {
@@ -367,11 +294,12 @@ void put_array(Writer& w, const Shape& s, Get get) {
 
 /// Appends numpy's str() of a value of element type T (float, double, std::int32_t or
 /// std::int64_t) with `rank` 0 (a numpy scalar; rows = cols = 1), 1 (an array [cols];
-/// rows = 1) or 2 ([rows, cols]); `get(i, j)` returns element (i, j) as T. The text ends with
-/// a NUL; it is cut off where [out, end) is full.
+/// rows = 1) or 2 ([rows, cols]); `get(i, j)` returns element (i, j) as T; `options` as set by
+/// np.set_printoptions (numpy's defaults unless given). The text ends with a NUL; it is cut off
+/// where [out, end) is full.
 template <class T, class Get>
 void append_numpy_str(char*& out, char* end, int rank, std::ptrdiff_t rows, std::ptrdiff_t cols,
-                      Get get) {
+                      Get get, NumpyPrintOptions options = {}) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> ||
                     std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t>,
                 "hookfuse: numpy formatting supports float, double, int32 and int64");
@@ -388,7 +316,7 @@ void append_numpy_str(char*& out, char* end, int rank, std::ptrdiff_t rows, std:
           buf, static_cast<std::size_t>(numpy_impl::int_text(buf, static_cast<std::int64_t>(x)))));
     }
   } else {
-    numpy_impl::put_array<T>(w, {rank, rank == 1 ? 1 : rows, cols}, get);
+    numpy_impl::put_array<T>(w, {rank, rank == 1 ? 1 : rows, cols}, get, options);
   }
   out = w.out;
 }

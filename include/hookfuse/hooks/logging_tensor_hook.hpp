@@ -21,7 +21,8 @@ namespace hookfuse {
 
 /// No formatter: lines read as TensorFlow's, "loss = 0.6931472, accuracy = 0.5 (0.012 sec)":
 /// "<name> = <numpy str() of the value>" joined by ", ", then " (<seconds, 3 decimals> sec)"
-/// when timed (see detail::append_tensor).
+/// when timed; values print under np.set_printoptions(suppress=True), as TensorFlow's hook sets
+/// it while logging ("[0.00001 1.     ]", not "[1.e-05 1.e+00]"; see detail::append_tensor).
 struct DefaultTensorFormatter {};
 
 /// The policies of a LoggingTensorHook: clock, logger and formatter. A formatter is called as
@@ -45,18 +46,22 @@ inline int numpy_rank(const TensorValue& t) {
   return 2;
 }
 
-/// Appends the text TensorFlow's LoggingTensorHook prints for `t` ("%s" % value: numpy's
-/// str(), see detail/numpy_format.hpp), with numpy rank `rank` (0: t is one element, 1: t is
-/// [1, n], 2). HOOKFUSE_EMBEDDED builds print printf's %g instead (docs/embedded.md).
-inline void append_tensor(char*& out, char* end, const TensorValue& t, int rank) {
+/// Appends numpy's str() of `t` ("%s" % value, see detail/numpy_format.hpp), with numpy rank
+/// `rank` (0: t is one element, 1: t is [1, n], 2), under numpy's default print options, or
+/// under np.set_printoptions(suppress=True) when `suppress` is true, as TensorFlow's
+/// LoggingTensorHook logs it. HOOKFUSE_EMBEDDED builds print printf's %g instead, whatever
+/// `suppress` (docs/embedded.md).
+inline void append_tensor(char*& out, char* end, const TensorValue& t, int rank,
+                          bool suppress = false) {
   if (t.data == nullptr) return append_text(out, end, "None");
 #ifndef HOOKFUSE_EMBEDDED
   auto numpy = [&](auto zero) {
     using T = decltype(zero);
     const T* p = static_cast<const T*>(t.data);
-    append_numpy_str<T>(out, end, rank, t.rows, t.cols, [&](std::ptrdiff_t i, std::ptrdiff_t j) {
-      return p[i * t.row_stride + j * t.col_stride];
-    });
+    append_numpy_str<T>(
+        out, end, rank, t.rows, t.cols,
+        [&](std::ptrdiff_t i, std::ptrdiff_t j) { return p[i * t.row_stride + j * t.col_stride]; },
+        NumpyPrintOptions{.suppress = suppress});
   };
   switch (t.dtype) {
     case DType::float32: return numpy(0.0f);
@@ -66,6 +71,7 @@ inline void append_tensor(char*& out, char* end, const TensorValue& t, int rank)
   }
 #else
   // printf's %g for each element, on one line, at most 16 elements.
+  (void)suppress;
   auto text = [&](const char* s) { append_text(out, end, s); };
   if (rank == 0) return append_g(out, end, t.at(0, 0));
   int shown = 0;
@@ -162,7 +168,8 @@ class BasicLoggingTensorHook {
         if (i) detail::append_text(out, end, ", ");
         detail::append_text(out, end, name);
         detail::append_text(out, end, " = ");
-        detail::append_tensor(out, end, values.results[i++]);
+        const TensorValue& value = values.results[i++];
+        detail::append_tensor(out, end, value, detail::numpy_rank(value), /*suppress=*/true);
       };
       (item(Names.view()), ...);
       if (elapsed) {
