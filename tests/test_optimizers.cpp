@@ -143,6 +143,36 @@ TEST_CASE("RMSPropOptimizer matches TF1's ApplyRMSProp over 3 steps", "[optim]")
   CHECK(d.epsilon() == 1e-10);
 }
 
+TEST_CASE("RMSPropOptimizer<true> (centered) matches TF1's ApplyCenteredRMSProp over 3 steps",
+          "[optim]") {
+  // ApplyCenteredRMSProp: ms += (g^2 - ms) * (1 - decay); mg += (g - mg) * (1 - decay);
+  // mom = mom * momentum + lr * g / sqrt(ms - mg^2 + epsilon); var -= mom. TF1 starts ms at 1
+  // (ones_initializer), mg and mom at 0.
+  for (double momentum : {0.0, 0.5}) {
+    INFO("momentum " << momentum);
+    const double lr = 0.01, decay = 0.9, eps = 1e-10;
+    std::array<double, 3> want = w0, ms{1, 1, 1}, mg{}, mom{};
+    for (int t = 0; t < 3; ++t)
+      for (std::size_t i = 0; i < 3; ++i) {
+        const double g = grad(t, static_cast<int>(i));
+        ms[i] += (g * g - ms[i]) * (1 - decay);
+        mg[i] += (g - mg[i]) * (1 - decay);
+        mom[i] = mom[i] * momentum + lr * g / std::sqrt(ms[i] - mg[i] * mg[i] + eps);
+        want[i] -= mom[i];
+      }
+    check_close(train(hf::RMSPropOptimizer<true>(lr, decay, momentum)), want);
+  }
+  // By hand, b's first step (g = 1): ms = 1, mg = 0.1, mom = 0.01 / sqrt(1 - 0.01 + 1e-10),
+  // so b = 0.1 - 0.01 / sqrt(0.99) = 0.0899498...; the plain RMSProp gives 0.1 - 0.01 = 0.09
+  // (up to epsilon).
+  CHECK(train(hf::RMSPropOptimizer<true>(0.01), 1)[2] ==
+        Approx(0.1 - 0.01 / std::sqrt(0.99 + 1e-10)).margin(1e-12));
+  CHECK(train(hf::RMSPropOptimizer(0.01), 1)[2] ==
+        Approx(0.1 - 0.01 / std::sqrt(1 + 1e-10)).margin(1e-12));
+  STATIC_REQUIRE(hf::RMSPropOptimizer<true>::centered());
+  STATIC_REQUIRE_FALSE(decltype(hf::RMSPropOptimizer(0.01))::centered());  // TF's default
+}
+
 TEST_CASE("AdagradOptimizer matches TF1's ApplyAdagrad over 3 steps", "[optim]") {
   // ApplyAdagrad: accum += g^2; var -= lr * g / sqrt(accum); accum starts at
   // initial_accumulator_value (0.1 by default).
@@ -250,6 +280,17 @@ TEST_CASE("Slots are listed for checkpoints under TensorFlow's names and shapes"
     CHECK(names_of(rms) == std::vector<std::string>{"W", "b", "W/RMSProp", "W/RMSProp_1",
                                                     "b/RMSProp", "b/RMSProp_1", "global_step"});
     CHECK(rms.variables()[2].values<double>()[0] == 1.0);  // TF1's mean square starts at 1
+    // Centered: TF creates rms, mg, momentum in that order, each "<var>/RMSProp" made unique.
+    Model e;
+    hf::MonitoredTrainingSession crms(hf::RMSPropOptimizer<true>(0.1).minimize(e.loss(), e.gs),
+                                      hf::caller_feeds(1), hf::hooks());
+    CHECK(names_of(crms) == std::vector<std::string>{"W", "b", "W/RMSProp", "W/RMSProp_1",
+                                                     "W/RMSProp_2", "b/RMSProp", "b/RMSProp_1",
+                                                     "b/RMSProp_2", "global_step"});
+    CHECK(crms.variables()[2].values<double>()[0] == 1.0);  // ms
+    CHECK(crms.variables()[3].values<double>()[0] == 0.0);  // mg
+    CHECK(crms.variables()[4].values<double>()[0] == 0.0);  // momentum
+    CHECK(crms.variables()[7].shape.rank == 1);             // b/RMSProp_2 has b's shape [1]
     hf::MonitoredTrainingSession ada(hf::AdagradOptimizer(0.1).minimize(c.loss(), c.gs),
                                      hf::caller_feeds(1), hf::hooks());
     CHECK(names_of(ada) == std::vector<std::string>{"W", "b", "W/Adagrad", "b/Adagrad",
@@ -281,7 +322,8 @@ TEST_CASE("SGD and Momentum (without Nesterov) fuse their update into the backwa
   STATIC_REQUIRE(SessionOf<hf::GradientDescentOptimizer>::update_fused<"W">);
   STATIC_REQUIRE(SessionOf<hf::MomentumOptimizer>::update_fused<"W">);
   STATIC_REQUIRE_FALSE(SessionOf<hf::AdamOptimizer>::update_fused<"W">);
-  STATIC_REQUIRE_FALSE(SessionOf<hf::RMSPropOptimizer>::update_fused<"W">);
+  STATIC_REQUIRE_FALSE(SessionOf<hf::RMSPropOptimizer<>>::update_fused<"W">);
+  STATIC_REQUIRE_FALSE(SessionOf<hf::RMSPropOptimizer<true>>::update_fused<"W">);
   STATIC_REQUIRE_FALSE(SessionOf<hf::AdagradOptimizer>::update_fused<"W">);
   STATIC_REQUIRE(hf::Optimizer<hf::AdamOptimizer>);
   STATIC_REQUIRE(hf::SlotOptimizer<hf::AdamOptimizer>);
@@ -583,4 +625,103 @@ TEST_CASE("Fused Momentum: a fetch that throws leaves the variable and its slot 
   CHECK(accum(0, 0) == Approx(-6.8).margin(1e-12));
   CHECK(m.W.value(0, 0) == Approx(2.08).margin(1e-12));  // lr * accum applied with the slot
   CHECK(m.gs.value == 1);
+}
+
+namespace {
+using QuietOptions = hf::SessionOptions<hf::io::Saver, hf::SteadyClock, hf::NullLogger>;
+/// Trains `steps` steps of `optimizer` from w0 saving a checkpoint into `dir` after each.
+template <class Opt>
+void train_saving(const Opt& optimizer, const std::string& dir, int steps) {
+  Model m;
+  hf::MonitoredTrainingSession s(optimizer.minimize(m.loss(), m.gs), hf::caller_feeds(1),
+                                 QuietOptions{.checkpoint_dir = dir, .save_checkpoint_steps = 1},
+                                 hf::hooks());
+  for (int t = 0; t < steps; ++t)
+    s.run(hf::feed<"x">(xs[static_cast<std::size_t>(t)].data(), 1, 2));
+}
+}  // namespace
+
+TEST_CASE("Centered RMSProp's three slots round-trip through a checkpoint under TF's names",
+          "[optim][checkpoint]") {
+  hookfuse_test::TempDir dir;
+  const std::string d = dir.path().string();
+  train_saving(hf::RMSPropOptimizer<true>(0.01), d, 1);
+  // The file holds the three slots under TF's keys, with the hand-computed values after one
+  // step of W(1,0) (g = 2, decay 0.9): ms = 1 + (4 - 1) * 0.1 = 1.3, mg = 0.1 * 2 = 0.2,
+  // mom = 0.01 * 2 / sqrt(1.3 - 0.04 + 1e-10).
+  const hf::io::CheckpointReader reader((dir.path() / "model.ckpt-1").string());
+  CHECK(reader.get_tensor<double>("W/RMSProp")[1] == Approx(1.3).margin(1e-12));
+  CHECK(reader.get_tensor<double>("W/RMSProp_1")[1] == Approx(0.2).margin(1e-12));
+  CHECK(reader.get_tensor<double>("W/RMSProp_2")[1] ==
+        Approx(0.02 / std::sqrt(1.26 + 1e-10)).margin(1e-12));
+  CHECK(reader.get_tensor<double>("b/RMSProp_1").size() == 1);
+
+  // A restarted session restores them and continues as an uninterrupted run.
+  Model r;
+  hf::MonitoredTrainingSession s(hf::RMSPropOptimizer<true>(0.01).minimize(r.loss(), r.gs),
+                                 hf::caller_feeds(1),
+                                 QuietOptions{.checkpoint_dir = d, .save_checkpoint_steps = 1},
+                                 hf::hooks());
+  REQUIRE(s.restored_from_checkpoint());
+  const auto& slots = s.optimizer_slots().slots_of<decltype(r.W)>();
+  CHECK(slots.slot[1](1, 0) == Approx(0.2).margin(1e-12));  // mg restored into mg
+  CHECK(slots.slot[2](1, 0) == Approx(0.02 / std::sqrt(1.26 + 1e-10)).margin(1e-12));
+  for (int t = 1; t < 3; ++t) s.run(hf::feed<"x">(xs[static_cast<std::size_t>(t)].data(), 1, 2));
+  const auto uninterrupted = train(hf::RMSPropOptimizer<true>(0.01));
+  for (std::size_t i = 0; i < 3; ++i) CHECK(r.values()[i] == uninterrupted[i]);
+}
+
+TEST_CASE("A plain RMSProp checkpoint and a centered one do not restore into each other",
+          "[optim][checkpoint]") {
+  // Both save "<var>/RMSProp_1": the momentum when plain, the mean gradient when centered (TF's
+  // Saver would load one as the other). The restore refuses, naming the slot, and writes nothing.
+  hookfuse_test::TempDir plain_dir, centered_dir;
+  train_saving(hf::RMSPropOptimizer(0.01), plain_dir.path().string(), 2);
+  train_saving(hf::RMSPropOptimizer<true>(0.01), centered_dir.path().string(), 2);
+
+  SECTION("plain checkpoint, centered session: <var>/RMSProp_2 is missing") {
+    Model m;
+    const auto make = [&] {
+      hf::MonitoredTrainingSession s(
+          hf::RMSPropOptimizer<true>(0.01).minimize(m.loss(), m.gs), hf::caller_feeds(1),
+          QuietOptions{.checkpoint_dir = plain_dir.path().string()}, hf::hooks());
+    };
+    CHECK_THROWS_AS(make(), hf::io::NotFoundError);
+    CHECK_THROWS_WITH(make(), Catch::Contains("tensor 'W/RMSProp_2' for variable 'W/RMSProp_2'") &&
+                                  Catch::Contains("'b/RMSProp_2'") &&
+                                  Catch::Contains("nothing was written"));
+    CHECK(m.values() == w0);
+    CHECK(m.gs.value == 0);
+  }
+  SECTION("centered checkpoint, plain session: <var>/RMSProp_2 is there") {
+    Model m;
+    const auto make = [&] {
+      hf::MonitoredTrainingSession s(
+          hf::RMSPropOptimizer(0.01).minimize(m.loss(), m.gs), hf::caller_feeds(1),
+          QuietOptions{.checkpoint_dir = centered_dir.path().string()}, hf::hooks());
+    };
+    CHECK_THROWS_AS(make(), hf::ValueError);
+    CHECK_THROWS_WITH(make(), Catch::Contains("tensor 'W/RMSProp_1' cannot be restored into "
+                                              "variable 'W/RMSProp_1'") &&
+                                  Catch::Contains("also holds 'W/RMSProp_2'") &&
+                                  Catch::Contains("saved by a centered RMSPropOptimizer") &&
+                                  Catch::Contains("'b/RMSProp_1'"));
+    CHECK(m.values() == w0);
+    CHECK(m.gs.value == 0);
+  }
+  SECTION("each restores into its own kind") {
+    Model p, c;
+    hf::MonitoredTrainingSession sp(hf::RMSPropOptimizer(0.01).minimize(p.loss(), p.gs),
+                                    hf::caller_feeds(1),
+                                    QuietOptions{.checkpoint_dir = plain_dir.path().string()},
+                                    hf::hooks());
+    hf::MonitoredTrainingSession sc(hf::RMSPropOptimizer<true>(0.01).minimize(c.loss(), c.gs),
+                                    hf::caller_feeds(1),
+                                    QuietOptions{.checkpoint_dir = centered_dir.path().string()},
+                                    hf::hooks());
+    CHECK(sp.restored_from_checkpoint());
+    CHECK(sc.restored_from_checkpoint());
+    CHECK(p.gs.value == 2);
+    CHECK(c.gs.value == 2);
+  }
 }

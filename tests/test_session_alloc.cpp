@@ -232,6 +232,7 @@ TEST_CASE("Session: steps of the optimizers with slots allocate nothing", "[sess
   CHECK(optimizer_step_allocations(MomentumOptimizer(0.01, 0.9, true)) == P{0, 0});
   CHECK(optimizer_step_allocations(AdamOptimizer()) == P{0, 0});
   CHECK(optimizer_step_allocations(RMSPropOptimizer(0.01, 0.9, 0.5)) == P{0, 0});
+  CHECK(optimizer_step_allocations(RMSPropOptimizer<true>(0.01, 0.9, 0.5)) == P{0, 0});
   CHECK(optimizer_step_allocations(AdagradOptimizer(0.01)) == P{0, 0});
 }
 

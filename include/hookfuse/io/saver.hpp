@@ -245,10 +245,12 @@ class Saver {
   /// Restores every variable of `vars` from checkpoint `prefix` (TF: Saver.restore(sess,
   /// save_path)). Each must be in the checkpoint under its name with the same dtype and
   /// TensorFlow shape (except an `optional` descriptor, CheckpointVariable::optional: skipped
-  /// when the checkpoint lacks its name); all are checked, then every tensor is read and its
-  /// CRC checked, and only then are the variables written: on any error none is. Throws io::NotFoundError (no such
-  /// checkpoint, or only missing names), hookfuse::ValueError (a dtype or shape mismatch, or a
-  /// bad variable list), each naming the variables, both dtypes and shapes, and the index file;
+  /// when the checkpoint lacks its name), and the checkpoint must not hold its
+  /// `conflicting_key` (CheckpointVariable::conflicting_key); all are checked, then every
+  /// tensor is read and its CRC checked, and only then are the variables written: on any error
+  /// none is. Throws io::NotFoundError (no such checkpoint, or only missing names),
+  /// hookfuse::ValueError (a dtype or shape mismatch, a conflicting key present, or a bad
+  /// variable list), each naming the variables, both dtypes and shapes, and the index file;
   /// io::DataLossError for a corrupt checkpoint.
   template <class Vars>
   void restore(const Vars& vars, std::string_view prefix) const {

@@ -11,16 +11,19 @@
 //    `apply_dense(value, grad, slots, non_slots)` for one variable, then `finish(non_slots)`
 //    once per step after every variable's update (TF's Optimizer._finish). Their storage is
 //    created when the graph is bound (session/optimizer_slots.hpp), so a step allocates nothing.
+//    Optionally `conflicting_slot_names` (one name or "" per slot) and `slot_conflict_reason`:
+//    when a checkpoint holds "<var>/<conflicting name>", its value of that slot has another
+//    meaning (it came from another configuration of the optimizer) and a restore refuses it
+//    (RMSProp: a plain one's "RMSProp_1" is a centered one's mean gradient).
 //
 // Every optimizer has `learning_rate()` and `set_learning_rate(double)`: the learning rate is
 // read at each update, so a hook may change it between steps (a schedule).
 //
-// Status (issue 11, point 4): Momentum (fused without Nesterov), Adam, RMSProp (not centered)
-// and Adagrad with TF1's formulas, defaults and slot names, saved and restored with the
-// session's checkpoint (tests/test_optimizers.cpp). LearningRateSchedulerHook and
-// ReduceLROnPlateauHook call set_learning_rate (through LearningRateRef). Not yet: RMSProp's
-// centered variant ("<var>/RMSProp_2"),
-// sparse updates, the benchmark of the Adam step against SGD, and the two-optimizer naming
+// Status (issue 11, point 4): Momentum (fused without Nesterov), Adam, RMSProp (plain and
+// centered) and Adagrad with TF1's formulas, defaults and slot names, saved and restored with
+// the session's checkpoint (tests/test_optimizers.cpp). LearningRateSchedulerHook and
+// ReduceLROnPlateauHook call set_learning_rate (through LearningRateRef). Not yet: sparse
+// updates, the benchmark of the Adam step against SGD, and the two-optimizer naming
 // TF uses when a graph holds two ("beta1_power_1").
 #pragma once
 

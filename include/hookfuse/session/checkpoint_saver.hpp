@@ -20,7 +20,9 @@
 //       checkpoints for its retention (TF: Saver.recover_last_checkpoints), and returns the
 //       prefix restored; std::nullopt (variables untouched) when there is none. A variable of
 //       `vars` missing from the checkpoint, or stored with another dtype or shape, is an error
-//       naming it (TF: NotFoundError / InvalidArgumentError from Saver.restore).
+//       naming it (TF: NotFoundError / InvalidArgumentError from Saver.restore); so is one whose
+//       CheckpointVariable::conflicting_key the checkpoint holds (an optimizer slot saved with
+//       another meaning: a centered RMSProp checkpoint restored into a plain RMSProp).
 //       (TF: SessionManager._restore_checkpoint, called by ChiefSessionCreator.) The session
 //       logs TensorFlow's "Restoring parameters from <prefix>" with the prefix returned: the
 //       saver need not.

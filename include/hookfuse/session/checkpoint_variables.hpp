@@ -70,13 +70,19 @@ struct VariableShape {
 /// them. `data` points into the variable itself: writing through it (a restore) changes the
 /// model. Valid as long as the variable lives. `optional`: a restore from a checkpoint without
 /// this key leaves the value alone instead of failing (hook state, session/hook_state.hpp, which
-/// older checkpoints lack); a saved checkpoint always holds it.
+/// older checkpoints lack); a saved checkpoint always holds it. `conflicting_key`: when not
+/// empty, a checkpoint holding that key stores something else under `name`, and a restore
+/// refuses it, naming both keys and giving `conflict_reason` (a plain RMSProp's momentum slot
+/// "W/RMSProp_1" is a centered RMSProp's mean gradient, and only the centered one saves
+/// "W/RMSProp_2"; set by OptimizerSlots). Both point to static storage.
 struct CheckpointVariable {
   std::string_view name;
   DType dtype = DType::float32;
   VariableShape shape;
   void* data = nullptr;
   bool optional = false;
+  std::string_view conflicting_key = {};
+  std::string_view conflict_reason = {};
 
   std::int64_t num_elements() const { return shape.num_elements(); }
 

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstddef>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -60,6 +61,29 @@ struct type_index<V, std::tuple<Vs...>> {
 template <class V, class Names, std::size_t K>
 inline constexpr auto slot_key =
     concat(concat(V::name, fixed_string("/")), std::get<K>(Names::names));
+/// The key whose presence in a checkpoint means slot K of variable V was saved with another
+/// meaning: "<V::name>/<K-th conflicting_slot_name>", or "" when the optimizer declares none
+/// for that slot (see conflicting_slot_names in SlotOptimizer's description, optimizer.hpp).
+template <class V, class Opt, std::size_t K>
+constexpr std::string_view conflicting_slot_key() {
+  if constexpr (requires { typename Opt::conflicting_slot_names; }) {
+    using Names = typename Opt::conflicting_slot_names;
+    static_assert(Names::size == Opt::slot_names::size,
+                  "hookfuse: an optimizer's conflicting_slot_names has one name (or \"\") per "
+                  "slot name");
+    if constexpr (std::remove_cvref_t<decltype(std::get<K>(Names::names))>::size() > 0)
+      return slot_key<V, Names, K>.view();
+  }
+  return {};
+}
+template <class Opt>
+constexpr std::string_view slot_conflict_reason() {
+  if constexpr (requires { Opt::slot_conflict_reason; })
+    return Opt::slot_conflict_reason;
+  else
+    return "the checkpoint was saved by an optimizer with other settings";
+}
+
 /// The checkpoint key of non-slot K ("beta1_power").
 template <class Names, std::size_t K>
 inline constexpr auto non_slot_key = std::get<K>(Names::names);
@@ -177,7 +201,10 @@ class OptimizerSlots<Opt, GraphT> {
   void finish(const Opt& optimizer) { optimizer.finish(non_slot); }
 
   /// The slots ("<var>/<slot name>", the variable's dtype and TensorFlow shape), variable by
-  /// variable in tape order, then the non-slot scalars (rank 0, non_slot_scalar). No heap.
+  /// variable in tape order, then the non-slot scalars (rank 0, non_slot_scalar). A slot with a
+  /// conflicting slot name carries its key ("W/RMSProp_2") as CheckpointVariable::
+  /// conflicting_key, so a restore refuses a checkpoint where the slot meant something else.
+  /// No heap.
   std::array<CheckpointVariable, num_checkpoint_variables> checkpoint_variables() {
     std::array<CheckpointVariable, num_checkpoint_variables> out{};
     std::size_t i = 0;
@@ -205,7 +232,9 @@ class OptimizerSlots<Opt, GraphT> {
     VariableShape shape = shape_of<V>(s);
     ((out[i++] = CheckpointVariable{slot_key<V, typename Opt::slot_names, K>.view(),
                                     dtype_of<typename V::scalar>(), shape,
-                                    static_cast<void*>(s.slot[K].data())}),
+                                    static_cast<void*>(s.slot[K].data()), false,
+                                    conflicting_slot_key<V, Opt, K>(),
+                                    slot_conflict_reason<Opt>()}),
      ...);
   }
   template <class V>

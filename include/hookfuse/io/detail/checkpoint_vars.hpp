@@ -66,6 +66,8 @@ struct VarView {
   TensorShape shape;
   void* data = nullptr;
   bool optional = false;  // a restore skips it when the checkpoint lacks the name
+  std::string_view conflicting_key = {};  // a restore refuses a checkpoint holding this key
+  std::string_view conflict_reason = {};  // why, for the message
 };
 
 /// The views of every descriptor of `vars`, checked: non-empty unique names, a dtype among
@@ -79,6 +81,10 @@ template <class Vars>
     VarView view{std::string_view(v.name), to_data_type(v.dtype), to_tensor_shape(v.shape),
                  const_cast<void*>(static_cast<const void*>(v.data))};
     if constexpr (requires { v.optional; }) view.optional = v.optional;
+    if constexpr (requires { v.conflicting_key; }) {
+      view.conflicting_key = std::string_view(v.conflicting_key);
+      view.conflict_reason = std::string_view(v.conflict_reason);
+    }
     const std::string name(view.name);
     if (view.name.empty())
       ::hookfuse::detail::fail<ValueError>(where + ": a variable has an empty name");
@@ -138,12 +144,17 @@ struct TensorAssignment {
 }
 
 /// The reason tensor `a.tensor` of `reader` cannot be read into `a.var`, or "" when it can: it
-/// is missing, sliced, or has another dtype or TensorFlow shape.
+/// is missing, sliced, or has another dtype or TensorFlow shape, or the checkpoint holds the
+/// variable's conflicting_key (so the tensor means something else there).
 [[nodiscard]] inline std::string assignment_problem(const BundleReader& reader,
                                                     const TensorAssignment& a) {
   const std::string var = describe_var(*a.var);
   if (!reader.contains(a.tensor))
     return "tensor '" + a.tensor + "' for variable " + var + " is not in the checkpoint";
+  if (!a.var->conflicting_key.empty() && reader.contains(a.var->conflicting_key))
+    return "tensor '" + a.tensor + "' cannot be restored into variable " + var +
+           ": the checkpoint also holds '" + std::string(a.var->conflicting_key) + "', so " +
+           std::string(a.var->conflict_reason);
   const BundleEntry& e = reader.entry(a.tensor);
   if (e.sliced)
     return "tensor '" + a.tensor + "' for variable " + var +
