@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <hookfuse/hookfuse.hpp>
 
 namespace hookfuse_test {
@@ -46,6 +47,31 @@ struct CountingInput {
     ++i;
     x = static_cast<float>(i);
     y = 2.0f * static_cast<float>(i);
+    return true;
+  }
+  hookfuse::Index batch_size() const { return 1; }
+  template <class G>
+  void feed(G& g) {
+    g.template feed<"x">(&x, 1);
+    g.template feed<"y">(&y, 1);
+  }
+};
+
+/// An input for LrModel whose run k (from 1) feeds x = k / 4 and y = k (one row): with W = b = 0
+/// (learning rate 0) the loss mean((0 - y)^2) is k^2 and "accuracy" (mean(x)) is k / 4, all
+/// exact in float32. x is NaN in run `nan_at` (-1: never); after `limit` batches, the end of the
+/// input (-1: never).
+struct QuarterInput {
+  float x = 0.0f;
+  float y = 0.0f;
+  std::int64_t i = 0;
+  std::int64_t nan_at = -1;
+  std::int64_t limit = -1;
+  bool next() {
+    if (limit >= 0 && i >= limit) return false;
+    ++i;
+    x = i == nan_at ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(i) / 4.0f;
+    y = static_cast<float>(i);
     return true;
   }
   hookfuse::Index batch_size() const { return 1; }

@@ -46,23 +46,7 @@ std::string repr(double v) {
 /// Run k (from 1) feeds x = k / 4 and y = k: with W = b = 0 (learning rate 0) the loss
 /// mean((0 - y)^2) is k^2 and "accuracy" (mean(x), tests/lr_model.hpp) is k / 4, all exact in
 /// float32.
-struct CountingInput {
-  float x = 0.0f;
-  float y = 0.0f;
-  std::int64_t i = 0;
-  bool next() {
-    ++i;
-    x = static_cast<float>(i) / 4.0f;
-    y = static_cast<float>(i);
-    return true;
-  }
-  Index batch_size() const { return 1; }
-  template <class G>
-  void feed(G& g) {
-    g.template feed<"x">(&x, 1);
-    g.template feed<"y">(&y, 1);
-  }
-};
+using CountingInput = hookfuse_test::QuarterInput;
 
 /// A [1, 1] float32 tensor holding `*v`.
 TensorValue scalar(const float* v) { return {v, 1, 1, 1, 1, DType::float32}; }

@@ -26,23 +26,7 @@ using namespace hookfuse;
 namespace {
 
 /// Run k (from 1) feeds x = k / 4 and y = k (one row).
-struct CountingInput {
-  float x = 0.0f;
-  float y = 0.0f;
-  std::int64_t i = 0;
-  bool next() {
-    ++i;
-    x = static_cast<float>(i) / 4.0f;
-    y = static_cast<float>(i);
-    return true;
-  }
-  Index batch_size() const { return 1; }
-  template <class G>
-  void feed(G& g) {
-    g.template feed<"x">(&x, 1);
-    g.template feed<"y">(&y, 1);
-  }
-};
+using CountingInput = hookfuse_test::QuarterInput;
 
 /// A stream buffer that counts characters and keeps none (no allocation when written to).
 struct CountingBuf : std::streambuf {

@@ -53,26 +53,7 @@ using Policies = LoggingPolicies<Fake, CapturingLogger>;
 
 /// Run i (from 1) feeds x = i / 4 and y = i; `nan_at` feeds x = NaN in that run; `limit` ends the
 /// data after that many batches (-1: never).
-struct CountingInput {
-  float x = 0.0f;
-  float y = 0.0f;
-  std::int64_t i = 0;
-  std::int64_t nan_at = -1;
-  std::int64_t limit = -1;
-  bool next() {
-    if (limit >= 0 && i >= limit) return false;
-    ++i;
-    x = i == nan_at ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(i) / 4.0f;
-    y = static_cast<float>(i);
-    return true;
-  }
-  Index batch_size() const { return 1; }
-  template <class G>
-  void feed(G& g) {
-    g.template feed<"x">(&x, 1);
-    g.template feed<"y">(&y, 1);
-  }
-};
+using CountingInput = hookfuse_test::QuarterInput;
 
 using Model = hookfuse_test::LrModel;
 

@@ -66,23 +66,7 @@ std::string value(double v) {
 }
 
 /// Run k (from 1) feeds x = k / 4 and y = k: the loss (W = b = 0) is k^2.
-struct CountingInput {
-  float x = 0.0f;
-  float y = 0.0f;
-  std::int64_t i = 0;
-  bool next() {
-    ++i;
-    x = static_cast<float>(i) / 4.0f;
-    y = static_cast<float>(i);
-    return true;
-  }
-  Index batch_size() const { return 1; }
-  template <class G>
-  void feed(G& g) {
-    g.template feed<"x">(&x, 1);
-    g.template feed<"y">(&y, 1);
-  }
-};
+using CountingInput = hookfuse_test::QuarterInput;
 
 }  // namespace
 

@@ -45,24 +45,7 @@ std::vector<std::string> texts(const Lines& lines) {
 using Fake = ClockRef<FakeClock>;
 
 /// Run k (from 1) feeds x = k / 4 and y = k; x = NaN in run `nan_at`.
-struct CountingInput {
-  float x = 0.0f;
-  float y = 0.0f;
-  std::int64_t i = 0;
-  std::int64_t nan_at = -1;
-  bool next() {
-    ++i;
-    x = i == nan_at ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(i) / 4.0f;
-    y = static_cast<float>(i);
-    return true;
-  }
-  Index batch_size() const { return 1; }
-  template <class G>
-  void feed(G& g) {
-    g.template feed<"x">(&x, 1);
-    g.template feed<"y">(&y, 1);
-  }
-};
+using CountingInput = hookfuse_test::QuarterInput;
 
 using Model = hookfuse_test::LrModel;
 
