@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "numpy_cases.hpp"
+
 #if __has_include("skip.hpp")
 #include "skip.hpp"
 #else
@@ -36,53 +38,8 @@ using namespace hookfuse;
 
 namespace {
 
-/// A value stored as a session stores fetched tensors: row-major [rows, cols].
-struct Stored {
-  std::vector<float> f32;
-  std::vector<double> f64;
-  std::vector<std::int32_t> i32;
-  std::vector<std::int64_t> i64;
-  TensorValue value;
-  int rank = 0;
-};
-
-Stored decode(const nlohmann::json& c) {
-  Stored s;
-  const std::string dtype = c.at("dtype");
-  const auto& shape = c.at("shape");
-  s.rank = static_cast<int>(shape.size());
-  Eigen::Index rows = 1, cols = 1;
-  if (s.rank == 1) cols = shape[0].get<Eigen::Index>();
-  if (s.rank == 2) {
-    rows = shape[0].get<Eigen::Index>();
-    cols = shape[1].get<Eigen::Index>();
-  }
-  const void* data = nullptr;
-  DType dt = DType::float32;
-  for (const auto& v : c.at("values")) {
-    if (dtype == "float32") {
-      s.f32.push_back(std::bit_cast<float>(
-          static_cast<std::uint32_t>(std::stoul(v.get<std::string>(), nullptr, 16))));
-    } else if (dtype == "float64") {
-      s.f64.push_back(std::bit_cast<double>(
-          static_cast<std::uint64_t>(std::stoull(v.get<std::string>(), nullptr, 16))));
-    } else if (dtype == "int32") {
-      s.i32.push_back(v.get<std::int32_t>());
-    } else if (dtype == "int64") {
-      s.i64.push_back(v.get<std::int64_t>());
-    } else {
-      FAIL("unknown dtype " << dtype);
-    }
-  }
-  std::size_t n = 0;
-  if (dtype == "float32") data = s.f32.data(), dt = DType::float32, n = s.f32.size();
-  if (dtype == "float64") data = s.f64.data(), dt = DType::float64, n = s.f64.size();
-  if (dtype == "int32") data = s.i32.data(), dt = DType::int32, n = s.i32.size();
-  if (dtype == "int64") data = s.i64.data(), dt = DType::int64, n = s.i64.size();
-  REQUIRE(n == static_cast<std::size_t>(rows * cols));
-  s.value = TensorValue{data, rows, cols, cols, 1, dt};
-  return s;
-}
+using hookfuse_test::decode;
+using hookfuse_test::Stored;
 
 std::string numpy_str(const TensorValue& t, int rank) {
   std::vector<char> buf(1 << 16);
