@@ -93,7 +93,10 @@ step "aarch64: build the core tests (g++-aarch64-linux-gnu -static)"
 cmake -S . -B "$build/aarch64" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchain-aarch64.cmake"
 cmake --build "$build/aarch64" -j"$jobs"
 
+# The compile-fail checks and their compile_ok twins (label compile_fail) are left out here: a
+# diagnostic does not depend on the target, the host build runs all of them, and under the cross
+# compiler they took 290 s of CPU (66 tests) of this stage.
 step "aarch64: run the core tests under qemu-aarch64"
-ctest --test-dir "$build/aarch64" --output-on-failure -j"$jobs"
+ctest --test-dir "$build/aarch64" --output-on-failure -j"$jobs" -LE compile_fail
 
 step "all passed"
