@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "capturing_logger.hpp"
 #include "lr_model.hpp"
 
 using namespace hookfuse;
@@ -104,14 +105,9 @@ struct AfterSaveOnly {
   }
 };
 
-struct Line {
-  Severity severity;
-  std::string text;
-};
-struct CapturingLogger {
-  std::vector<Line>* lines;
-  void log(Severity s, std::string_view text) const { lines->push_back({s, std::string(text)}); }
-};
+using hookfuse_test::CapturingLogger;
+using hookfuse_test::Line;
+using hookfuse_test::Lines;
 
 template <class Session>
 int run_until_stop(Session& session, int max_runs = 100000) {

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "capturing_logger.hpp"
 #include "lr_model.hpp"
 
 using namespace hookfuse;
@@ -29,17 +30,11 @@ namespace {
 
 // --- test doubles ----------------------------------------------------------------------------
 
-struct Line {
-  Severity severity;
-  std::string text;
-};
-using Lines = std::vector<Line>;
+using hookfuse_test::CapturingLogger;
+using hookfuse_test::Line;
+using hookfuse_test::Lines;
 
 /// Stores every line in a vector owned by the test (hooks are copied into the session).
-struct CapturingLogger {
-  Lines* lines;
-  void log(Severity s, std::string_view text) const { lines->push_back({s, std::string(text)}); }
-};
 static_assert(Logger<CapturingLogger>);
 
 std::vector<std::string> texts(const Lines& lines) {

@@ -14,18 +14,15 @@
 #include <string_view>
 #include <vector>
 
+#include "capturing_logger.hpp"
+
 using namespace hookfuse;
 
 namespace {
 
-struct Line {
-  Severity severity;
-  std::string text;
-};
-struct CapturingLogger {
-  std::vector<Line>* lines;
-  void log(Severity s, std::string_view text) const { lines->push_back({s, std::string(text)}); }
-};
+using hookfuse_test::CapturingLogger;
+using hookfuse_test::Line;
+using hookfuse_test::Lines;
 using Fake = ClockRef<FakeClock>;
 
 std::string stalled(std::int64_t v) {

@@ -12,21 +12,16 @@
 #include <string_view>
 #include <vector>
 
+#include "capturing_logger.hpp"
+
 namespace hf = hookfuse;
 
 namespace {
 
-struct Line {
-  hf::Severity severity;
-  std::string text;
-};
+using hookfuse_test::CapturingLogger;
+using hookfuse_test::Line;
+using hookfuse_test::Lines;
 /// Stores every line in a vector owned by the test (hooks are copied into the session).
-struct CapturingLogger {
-  std::vector<Line>* lines;
-  void log(hf::Severity s, std::string_view text) const {
-    lines->push_back({s, std::string(text)});
-  }
-};
 
 /// One-feature linear regression in double: loss = mean((W x + b - y)^2), W = 0.5, b = -0.25 at
 /// the start. With one row, dloss/dW = 2 e x and dloss/db = 2 e for e = W x + b - y.

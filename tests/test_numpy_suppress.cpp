@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "capturing_logger.hpp"
 #include "numpy_cases.hpp"
 #include "skip.hpp"
 
@@ -130,14 +131,9 @@ TEST_CASE("numpy arrays print a float32 above 2^24 with its exact integer part",
 }
 
 namespace {
-struct Line {
-  Severity severity;
-  std::string text;
-};
-struct CapturingLogger {
-  std::vector<Line>* lines;
-  void log(Severity s, std::string_view text) const { lines->push_back({s, std::string(text)}); }
-};
+using hookfuse_test::CapturingLogger;
+using hookfuse_test::Line;
+using hookfuse_test::Lines;
 }  // namespace
 
 TEST_CASE("numpy suppress: LoggingTensorHook's default line prints arrays under suppress",

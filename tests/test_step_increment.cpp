@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "capturing_logger.hpp"
 #include "lr_model.hpp"
 
 using namespace hookfuse;
@@ -28,15 +29,9 @@ namespace hana = boost::hana;
 
 namespace {
 
-struct Line {
-  Severity severity;
-  std::string text;
-};
-using Lines = std::vector<Line>;
-struct CapturingLogger {
-  Lines* lines;
-  void log(Severity s, std::string_view text) const { lines->push_back({s, std::string(text)}); }
-};
+using hookfuse_test::CapturingLogger;
+using hookfuse_test::Line;
+using hookfuse_test::Lines;
 std::vector<std::string> texts(const Lines& lines) {
   std::vector<std::string> out;
   for (const auto& l : lines) out.push_back(l.text);

@@ -11,22 +11,16 @@
 #include <string_view>
 #include <vector>
 
+#include "capturing_logger.hpp"
 #include "lr_model.hpp"
 
 namespace hf = hookfuse;
 
 namespace {
 
-struct Line {
-  hf::Severity severity;
-  std::string text;
-};
-struct CapturingLogger {
-  std::vector<Line>* lines;
-  void log(hf::Severity s, std::string_view text) const {
-    lines->push_back({s, std::string(text)});
-  }
-};
+using hookfuse_test::CapturingLogger;
+using hookfuse_test::Line;
+using hookfuse_test::Lines;
 
 /// Run i (from 1) feeds x = 1, y = 1, except x = NaN at run nan_at and y = +Inf (or -Inf when
 /// negative_inf) at run inf_at. With W = b = 0 (learning rate 0), loss = y^2 (NaN when x is NaN:

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "capturing_logger.hpp"
 #include "lr_model.hpp"
 
 using namespace hookfuse;
@@ -26,15 +27,9 @@ namespace hana = boost::hana;
 
 namespace {
 
-struct Line {
-  Severity severity;
-  std::string text;
-};
-using Lines = std::vector<Line>;
-struct CapturingLogger {
-  Lines* lines;
-  void log(Severity s, std::string_view text) const { lines->push_back({s, std::string(text)}); }
-};
+using hookfuse_test::CapturingLogger;
+using hookfuse_test::Line;
+using hookfuse_test::Lines;
 
 using Model = hookfuse_test::LrModel;
 
