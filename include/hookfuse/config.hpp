@@ -48,6 +48,18 @@
 #define HOOKFUSE_COLD
 #endif
 
+/// Marks a small forwarding function of the fused step (a per-hook lambda of the event folds)
+/// that must always be inlined: GCC otherwise keeps some of these wrappers, one per hook type,
+/// as functions until its inter-procedural inliner runs, where they count against the
+/// translation unit's inline-unit-growth budget, and the hooks' own bodies are then left out of
+/// line (bench/README.md, "Hook overhead"). The GNU spelling, because it is the one GCC and
+/// Clang both apply to a lambda's call operator (`[](auto& h) HOOKFUSE_ALWAYS_INLINE {...}`).
+#if defined(__GNUC__) || defined(__clang__)
+#define HOOKFUSE_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define HOOKFUSE_ALWAYS_INLINE
+#endif
+
 namespace hookfuse {
 
 #ifdef HOOKFUSE_NO_EXCEPTIONS

@@ -164,13 +164,15 @@ class MonitoredSession
     SessionRunContext ctx(&global_step_->value, OriginalArgs{detail::fetch_names<Fetch...>}, 0);
     auto args = detail::collect_before_run(
         hooks_, [&ctx](auto& h) { return detail::call_before_run(h, ctx); });
-    if (!feed_inputs()) return this->finish_step(false, ctx);
+    if (!feed_inputs()) [[unlikely]] return this->finish_step(false, ctx);  // see the training step
     hana::for_each(args, [this](const auto& a) { detail::apply_hook_feeds(graph_, a); });
     typename graph_type::read_set reads{};  // no forward pass: only what is fetched
     detail::check_step_feeds<Fetch...>(graph_, args, reads);
+    // One callable for every hook (see MonitoredTrainingSession::step): one fill_values per
+    // name list, not one per hook.
+    const auto fetch_named = [this]<fixed_string N>() { return fetch<N>(); };
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (detail::fill_values(hana::at_c<I>(values_), hana::at_c<I>(args), fetched_[I],
-                           [this]<fixed_string N>() { return fetch<N>(); }),
+      (detail::fill_values(hana::at_c<I>(values_), hana::at_c<I>(args), fetched_[I], fetch_named),
        ...);
     }(std::make_index_sequence<num_hooks>{});
     std::size_t k = 0;

@@ -529,14 +529,19 @@ class MonitoredTrainingSession
     if constexpr (step_phases::timed) start_timing(marks, ctx);
     // hooks_fetch: whether any hook requests a tensor this run, gathered as each before_run
     // returns (one OR per hook that can request one), so that a step in which no hook fetches
-    // (every hook between its triggers) then checks and fills nothing per hook.
+    // (every hook between its triggers) then checks and fills nothing per hook. The lambda is
+    // force-inlined (HOOKFUSE_ALWAYS_INLINE, config.hpp): it is one function per hook type.
     bool hooks_fetch = false;
-    auto args = detail::collect_before_run(hooks_, [&ctx, &marks, &hooks_fetch, this](auto& h) {
+    auto args = detail::collect_before_run(hooks_, [&ctx, &marks, &hooks_fetch, this](
+                                                       auto& h) HOOKFUSE_ALWAYS_INLINE {
       auto a = timed_before_run(h, ctx, marks);
       hooks_fetch |= detail::requests_fetch(a);
       return a;
     });
-    if (!feed_inputs()) return this->finish_step(false, ctx);
+    // [[unlikely]]: the input ends once. Without it GCC guesses that the rest of the step runs
+    // only about a third as often as the before_run calls, and gives inlining the hooks'
+    // after_run bodies too low a priority (bench/README.md, "Hook overhead").
+    if (!feed_inputs()) [[unlikely]] return this->finish_step(false, ctx);
     // The hooks' feed_dicts, after the input's: a hook's feed replaces the input's.
     hana::for_each(args, [this](const auto& a) { detail::apply_hook_feeds(graph_, a); });
     {  // before anything is computed or updated
@@ -558,10 +563,13 @@ class MonitoredTrainingSession
     stale_global_step_ = train_op_.global_step->value;
     if (hooks_fetch || any_fetched_) {
       any_fetched_ = true;  // stays true if a fetch throws: the next run clears what was filled
+      // One callable for every hook: a lambda written inside the per-hook loop would be a new
+      // type per hook, and so a new fill_values per hook (code that counts against GCC's
+      // inline-unit-growth budget, which the hooks' after_run bodies then miss).
+      const auto fetch = [this]<fixed_string N>() { return fetch_stale<N>(); };
       for_each_hook_index([&](auto i) {
         constexpr std::size_t k = decltype(i)::value;
-        detail::fill_values(hana::at_c<k>(values_), hana::at_c<k>(args), fetched_[k],
-                            [this]<fixed_string N>() { return fetch_stale<N>(); });
+        detail::fill_values(hana::at_c<k>(values_), hana::at_c<k>(args), fetched_[k], fetch);
       });
       any_fetched_ = hooks_fetch;  // fetched_[k] is now hook k's args.active
     }
