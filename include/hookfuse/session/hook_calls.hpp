@@ -154,6 +154,21 @@ struct values_of_hooks<boost::hana::tuple<Hs...>> {
   using type = boost::hana::tuple<run_values_t<hook_t<Hs>>...>;
 };
 
+/// What each hook requests in a run: the hana tuple of SessionRunArgs<names...>, the fetch part
+/// of each hook's before_run result (without a feed_dict), one per hook.
+template <class V>
+struct request_of_values;
+template <fixed_string... Names>
+struct request_of_values<SessionRunValues<Names...>> {
+  using type = SessionRunArgs<Names...>;
+};
+template <class T>
+struct requests_of_hooks;
+template <class... Hs>
+struct requests_of_hooks<boost::hana::tuple<Hs...>> {
+  using type = boost::hana::tuple<typename request_of_values<run_values_t<hook_t<Hs>>>::type...>;
+};
+
 /// Fills the values a hook receives from its args: `fetch.template operator()<Name>()` for each
 /// name when the args are active; cleared (once) when not. Kept from run to run, so that a run
 /// in which a hook asks for nothing costs nothing.

@@ -527,16 +527,23 @@ class MonitoredTrainingSession
     // is in the timeline.
     step_marks marks;
     if constexpr (step_phases::timed) start_timing(marks, ctx);
-    // hooks_fetch: whether any hook requests a tensor this run, gathered as each before_run
-    // returns (one OR per hook that can request one), so that a step in which no hook fetches
-    // (every hook between its triggers) then checks and fills nothing per hook. The lambda is
-    // force-inlined (HOOKFUSE_ALWAYS_INLINE, config.hpp): it is one function per hook type.
+    // The lambda is force-inlined (HOOKFUSE_ALWAYS_INLINE, config.hpp): it is one function
+    // per hook type.
+    auto args = detail::collect_before_run(
+        hooks_, [&ctx, &marks, this](auto& h) HOOKFUSE_ALWAYS_INLINE {
+          return timed_before_run(h, ctx, marks);
+        });
+    // What each hook requests is kept in requests_ (the args without their feed_dicts), which
+    // the fetch checks and fills below read: `args` is then dead after the hooks' feeds, where
+    // GCC would otherwise keep it across the forward pass by packing every hook's flag into one
+    // register (a shift and an OR per hook) and spilling it. hooks_fetch: whether any hook
+    // requests a tensor this run (one OR per hook that can request one), so that a step in
+    // which no hook fetches (every hook between its triggers) checks and fills nothing per hook.
     bool hooks_fetch = false;
-    auto args = detail::collect_before_run(hooks_, [&ctx, &marks, &hooks_fetch, this](
-                                                       auto& h) HOOKFUSE_ALWAYS_INLINE {
-      auto a = timed_before_run(h, ctx, marks);
-      hooks_fetch |= detail::requests_fetch(a);
-      return a;
+    for_each_hook_index([&](auto i) {
+      constexpr std::size_t k = decltype(i)::value;
+      hana::at_c<k>(requests_) = hana::at_c<k>(args);
+      hooks_fetch |= detail::requests_fetch(hana::at_c<k>(requests_));
     });
     // [[unlikely]]: the input ends once. Without it GCC guesses that the rest of the step runs
     // only about a third as often as the before_run calls, and gives inlining the hooks'
@@ -547,7 +554,7 @@ class MonitoredTrainingSession
     {  // before anything is computed or updated
       typename graph_type::read_set reads{};
       graph_.check_fed(reads);  // the forward pass's placeholders
-      detail::check_step_feeds<Fetch...>(graph_, args, reads, hooks_fetch);
+      detail::check_step_feeds<Fetch...>(graph_, requests_, reads, hooks_fetch);
     }
     mark(marks);                       // end of the input
     graph_.forward();
@@ -569,7 +576,8 @@ class MonitoredTrainingSession
       const auto fetch = [this]<fixed_string N>() { return fetch_stale<N>(); };
       for_each_hook_index([&](auto i) {
         constexpr std::size_t k = decltype(i)::value;
-        detail::fill_values(hana::at_c<k>(values_), hana::at_c<k>(args), fetched_[k], fetch);
+        detail::fill_values(hana::at_c<k>(values_), hana::at_c<k>(requests_), fetched_[k],
+                            fetch);
       });
       any_fetched_ = hooks_fetch;  // fetched_[k] is now hook k's args.active
     }
@@ -636,6 +644,7 @@ class MonitoredTrainingSession
   Hooks hooks_;
   graph_type graph_;
   optimizer_slots_type optimizer_slots_;
+  typename detail::requests_of_hooks<Hooks>::type requests_{};  // this run's, see step()
   typename detail::values_of_hooks<Hooks>::type values_{};  // what each hook's after_run receives
   std::array<bool, num_hooks == 0 ? 1 : num_hooks> fetched_{};  // values_[i] holds fetches
   bool any_fetched_ = false;  // some fetched_[i] may be true
