@@ -14,7 +14,7 @@
 #    user CPU seconds) and the ratios (a)/(b). Peak memory is GNU time's %M, the "Maximum
 #    resident set size" of `/usr/bin/time -v` (the compiler proper, cc1plus, the largest
 #    process of the driver).
-# 2. A session with 1, 10 and 30 hooks (bench/compile/hooks_n.cpp) and a model of 2, 8 and 32
+# 2. A session with 1, 10 and 30 hooks (bench/compile/hooks_n.cpp) and a model of 2, 8, 16 and 32
 #    dense layers (bench/compile/layers_n.cpp), Release flags, against the count.
 # 3. The Fashion-MNIST example (examples/fashion_mnist) at the Release flags, and its binary size.
 #
@@ -27,7 +27,7 @@
 # zlib, LevelDB and Snappy) and its size reported unstripped and stripped: file bytes (stat) and
 # the text/data/bss sections (size).
 # Environment: CXX (default c++), HOOK_COUNTS (default "1 10 30"), LAYER_COUNTS (default
-# "2 8 32"), REPEATS (default 3), NATIVE=0 to drop -march=native (like
+# "2 8 16 32"), REPEATS (default 3), NATIVE=0 to drop -march=native (like
 # -DHOOKFUSE_NATIVE_ARCH=OFF), PARTS (default "side growth example": which of 1, 2, 3 to run),
 # BASELINE_INCLUDE=<dir>: also compile (a) and (d) against the hookfuse headers in <dir> (an
 # older tree: `git archive <commit> include | tar -x -C /tmp/before` gives /tmp/before/include),
@@ -39,7 +39,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cxx=${CXX:-c++}
 read -r -a hook_counts <<<"${HOOK_COUNTS:-1 10 30}"
-read -r -a layer_counts <<<"${LAYER_COUNTS:-2 8 32}"
+read -r -a layer_counts <<<"${LAYER_COUNTS:-2 8 16 32}"
 read -r -a parts <<<"${PARTS:-side growth example}"
 repeats=${REPEATS:-3}
 

@@ -1,7 +1,7 @@
 // bench/compile/layers_n.cpp: a translation unit with a MonitoredTrainingSession (the example's
 // four hooks) over a model of HOOKFUSE_BENCH_LAYERS dense layers (default 8, at least 2): 16
 // inputs -> (HOOKFUSE_BENCH_LAYERS - 1) ReLU layers of 16 units -> 10 logits, sparse softmax
-// cross-entropy, SGD. bench/compile_time.sh measures its compile time for 2, 8 and 32 layers.
+// cross-entropy, SGD. bench/compile_time.sh measures its compile time for 2, 8, 16 and 32 layers.
 // Layer I is named "dense_<I>" (two digits). Not a CMake target; it links and runs:
 //   c++ -std=c++20 -O3 -DNDEBUG -Iinclude -isystem /usr/include/eigen3
 //       -DHOOKFUSE_BENCH_LAYERS=32 bench/compile/layers_n.cpp -o layers_32 && ./layers_32

@@ -10,5 +10,6 @@
 #include "hookfuse/autodiff/storage.hpp"
 #include "hookfuse/autodiff/summary.hpp"
 #include "hookfuse/autodiff/tape.hpp"
+#include "hookfuse/autodiff/tape_tables.hpp"
 #include "hookfuse/autodiff/threads.hpp"
 #include "hookfuse/autodiff/variable.hpp"

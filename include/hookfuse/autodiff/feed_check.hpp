@@ -13,6 +13,7 @@
 
 #include "hookfuse/autodiff/storage.hpp"
 #include "hookfuse/autodiff/tape.hpp"
+#include "hookfuse/autodiff/tape_tables.hpp"
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/fixed_string.hpp"
 
@@ -75,41 +76,6 @@ inline constexpr bool eigen_map_v = false;
 template <class M, int O, class S>
 inline constexpr bool eigen_map_v<Eigen::Map<M, O, S>> = true;
 
-/// True when entry `To` is `From` or lies below it (as detail::reaches, written so that it can
-/// also be evaluated inside a member function's if constexpr).
-template <class Entries, std::size_t From, std::size_t To>
-constexpr bool depends_on() {
-  if constexpr (From == To) {
-    return true;
-  } else if constexpr (From < To) {  // children always precede their parents
-    return false;
-  } else {
-    using E = std::tuple_element_t<From, Entries>;
-    return []<std::size_t... K>(std::index_sequence<K...>) {
-      return (depends_on<Entries, E::children[K], To>() || ... || false);
-    }(std::make_index_sequence<E::children.size()>{});
-  }
-}
-
-/// Entry I of the tape is a placeholder that entry Target reads.
-template <class Entries, std::size_t Target, std::size_t I>
-constexpr bool reads_placeholder() {
-  if constexpr (requires { typename std::tuple_element_t<I, Entries>::placeholder_type; })
-    return depends_on<Entries, Target, I>();
-  else
-    return false;
-}
-
-/// The (first) name of tape entry I.
-template <class Names, std::size_t I>
-constexpr std::string_view name_at() {
-  return []<class... Ns>(NameList<Ns...>) {
-    std::string_view n;
-    (void)((Ns::index == I ? (n = Ns::name.view(), true) : false) || ...);
-    return n;
-  }(Names{});
-}
-
 /// "[?, 784] float32": a placeholder slot's shape (? for the batch) and dtype.
 template <class Slot>
 void describe_placeholder(ErrorMessage& m, const Slot& slot) {
@@ -134,7 +100,7 @@ void check_feeds(const Slots& slots, std::string_view what) {
   constexpr auto all = std::make_index_sequence<Target + 1>{};
   int unfed = 0;
   auto count = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
-    if constexpr (reads_placeholder<Entries, Target, I>()) unfed += std::get<I>(slots).fed ? 0 : 1;
+    if constexpr (reads_placeholder<Entries, Target, I>()) unfed += get<I>(slots).fed ? 0 : 1;
   };
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     (count(std::integral_constant<std::size_t, I>{}), ...);
@@ -147,9 +113,9 @@ void check_feeds(const Slots& slots, std::string_view what) {
     int listed = 0;
     auto list = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
       if constexpr (reads_placeholder<Entries, Target, I>()) {
-        if (!std::get<I>(slots).fed) {
+        if (!get<I>(slots).fed) {
           m << (listed++ == 0 ? " '" : ", '") << name_at<Names, I>() << "' (";
-          describe_placeholder(m, std::get<I>(slots));
+          describe_placeholder(m, get<I>(slots));
           m << ")";
         }
       }
@@ -179,7 +145,7 @@ void check_same_rows(const Slots& slots, std::string_view what, InSet in_set,
   auto batched = [&]<std::size_t I, class F>(std::integral_constant<std::size_t, I> i, F&& f) {
     if constexpr (requires { typename std::tuple_element_t<I, Entries>::placeholder_type; }) {
       if constexpr (std::tuple_element_t<I, Entries>::dims.rows == Dynamic) {
-        if (in_set(i)) f(std::get<I>(slots).current.rows, name_at<Names, I>());
+        if (in_set(i)) f(get<I>(slots).current.rows, name_at<Names, I>());
       }
     }
   };

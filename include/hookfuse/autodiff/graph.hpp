@@ -23,6 +23,7 @@
 
 #include "hookfuse/autodiff/feed_check.hpp"
 #include "hookfuse/autodiff/tape.hpp"
+#include "hookfuse/autodiff/tape_tables.hpp"
 #include "hookfuse/autodiff/target.hpp"
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/format.hpp"
@@ -89,44 +90,6 @@ struct Slot<OpEntry<Op, S, D, RG, Cs...>> {
   auto adjoint() { return adj.view(); }
 };
 
-/// Backward writes: does the K-th operand of entry J receive its first contribution there?
-template <class Entries, std::size_t Last, std::size_t J, std::size_t K>
-constexpr bool first_write() {
-  constexpr auto cs = std::tuple_element_t<J, Entries>::children;
-  constexpr std::size_t c = cs[K];
-  for (std::size_t k = 0; k < K; ++k)
-    if (cs[k] == c) return false;
-  bool later = false;
-  [&]<std::size_t... Js>(std::index_sequence<Js...>) {
-    ((later = later || (Js > J && Js <= Last &&
-                        std::tuple_element_t<Js, Entries>::requires_grad &&
-                        [] {
-                          constexpr auto ds = std::tuple_element_t<Js, Entries>::children;
-                          for (auto d : ds)
-                            if (d == c) return true;
-                          return false;
-                        }())),
-     ...);
-  }(std::make_index_sequence<std::tuple_size_v<Entries>>{});
-  return !later;
-}
-
-/// How often entry C is an operand of the entries at positions First..Last of the tape.
-template <class Entries, std::size_t C, std::size_t First, std::size_t Last>
-constexpr std::size_t operand_count() {
-  std::size_t n = 0;
-  [&]<std::size_t... Js>(std::index_sequence<Js...>) {
-    ((n += [] {
-       std::size_t k = 0;
-       if constexpr (Js >= First && Js <= Last)
-         for (auto d : std::tuple_element_t<Js, Entries>::children) k += d == C ? 1 : 0;
-       return k;
-     }()),
-     ...);
-  }(std::make_index_sequence<std::tuple_size_v<Entries>>{});
-  return n;
-}
-
 /// An optimizer whose update is `value += update_scale * gradient` (plain SGD): it can be folded
 /// into the backward pass.
 template <class Opt>
@@ -156,36 +119,6 @@ struct FuseAll {
   static constexpr bool pinned(std::string_view) { return false; }
 };
 struct NoOptimizer {};
-
-template <class Entries, std::size_t C>
-constexpr bool is_variable_entry() {
-  return requires { typename std::tuple_element_t<C, Entries>::variable_type; };
-}
-template <class Op>
-constexpr bool backward_reads_operands() {
-  if constexpr (requires { Op::backward_reads_operands; }) return Op::backward_reads_operands;
-  else return true;
-}
-/// Entry J does not use entry I, or uses it with no other Variable operand, or reads no operand
-/// in its backward pass: the update of I can be fused (see Graph::update_fused_at).
-template <class Entries, std::size_t J, std::size_t I, std::size_t... K>
-constexpr bool consumer_allows_fusion(std::index_sequence<K...>) {
-  using C = std::tuple_element_t<J, Entries>;
-  constexpr bool uses = ((C::children[K] == I) || ... || false);
-  constexpr bool other_variable =
-      ((C::children[K] != I && is_variable_entry<Entries, C::children[K]>()) || ... || false);
-  if constexpr (!uses || !other_variable) return true;
-  else if constexpr (requires { typename C::op_type; })
-    return !backward_reads_operands<typename C::op_type>();
-  else
-    return false;
-}
-template <class Entries, std::size_t I, std::size_t... J>
-constexpr bool consumers_allow_fusion(std::index_sequence<J...>) {
-  return (consumer_allows_fusion<Entries, J, I>(
-              std::make_index_sequence<std::tuple_element_t<J, Entries>::children.size()>{}) &&
-          ... && true);
-}
 
 template <class T>
 constexpr auto flatten_all(T tape) {
@@ -266,7 +199,7 @@ class Graph {
     if constexpr (has<Name>) {
       static_assert(is_placeholder_at<index_of<Name>>(),
                     "hookfuse: feed: this name is not a placeholder of the model");
-      using Sl = std::remove_cvref_t<decltype(std::get<index_of<Name>>(slots_))>;
+      using Sl = std::remove_cvref_t<decltype(detail::get<index_of<Name>>(slots_))>;
       if constexpr (detail::check_feed_scalar<Name, typename Sl::S, std::remove_cv_t<T>>())
         feed_checked<Name>(data, rows, cols);
     }
@@ -295,7 +228,7 @@ class Graph {
       static_assert(Derived::ColsAtCompileTime == 1 || Derived::IsRowMajor,
                     "hookfuse: feed: a matrix with several columns must be row-major "
                     "(rows are the batch, one example contiguous)");
-      using Sl = std::remove_cvref_t<decltype(std::get<index_of<Name>>(slots_))>;
+      using Sl = std::remove_cvref_t<decltype(detail::get<index_of<Name>>(slots_))>;
       if constexpr (detail::check_feed_cols<Name, Sl::D.cols, Derived::ColsAtCompileTime>()) {
         const auto& d = m.derived();
         if (d.innerStride() != 1 || (d.rows() > 1 && d.cols() > 1 && d.outerStride() != d.cols()))
@@ -324,13 +257,13 @@ class Graph {
     if constexpr (has<Name>) {
       static_assert(is_placeholder_at<index_of<Name>>(),
                     "hookfuse: feed: this name is not a placeholder of the model");
-      using Sl = std::remove_cvref_t<decltype(std::get<index_of<Name>>(slots_))>;
+      using Sl = std::remove_cvref_t<decltype(detail::get<index_of<Name>>(slots_))>;
       if constexpr (detail::check_feed_scalar<Name, typename Sl::S, std::remove_cv_t<T>>()) {
         if (cols != placeholder_cols<Name>()) {
           detail::ErrorMessage m;
           m << "hookfuse: feed '" << Name.view() << "': the data has "
             << static_cast<long long>(cols) << " columns, the placeholder is ";
-          detail::describe_placeholder(m, std::get<index_of<Name>>(slots_));
+          detail::describe_placeholder(m, detail::get<index_of<Name>>(slots_));
           detail::fail<ShapeError>(m.str());
         }
       }
@@ -341,7 +274,7 @@ class Graph {
   /// after this throws ShapeError. A session calls it before each step's feeds, so that every
   /// step feeds every placeholder it reads, as TensorFlow's feed_dict.
   void clear_feeds() {
-    std::apply([](auto&... s) { (clear_fed(s), ...); }, slots_);
+    detail::flat_apply([](auto&... s) { (clear_fed(s), ...); }, slots_);
     computed_.fill(false);
   }
 
@@ -350,7 +283,7 @@ class Graph {
   /// fed memory, which its owner may have freed. A session calls it when a run or evaluation
   /// fed by the caller returns (TensorFlow's feed_dict lasts one session.run).
   void release_feeds() {
-    std::apply([](auto&... s) { (clear_fed(s), ...); }, slots_);
+    detail::flat_apply([](auto&... s) { (clear_fed(s), ...); }, slots_);
   }
 
   /// Whether the placeholder `Name` was fed since the last clear_feeds().
@@ -358,7 +291,7 @@ class Graph {
   bool fed() const {
     static_assert(has<Name> && is_placeholder_at<index_of<Name>>(),
                   "hookfuse: the model has no placeholder with this name");
-    return std::get<index_of<Name>>(slots_).fed;
+    return detail::get<index_of<Name>>(slots_).fed;
   }
 
   /// The placeholders a step reads, by tape position: filled by check_fed() for the loss and
@@ -397,7 +330,7 @@ class Graph {
     [this]<std::size_t... I>(std::index_sequence<I...>) {
       ((computed_[I] = true), ...);
     }(std::make_index_sequence<Loss + 1>{});
-    return std::get<Loss>(slots_).value()(0, 0);
+    return detail::get<Loss>(slots_).value()(0, 0);
   }
 
   /// Writes d loss / d x into the adjoint of every tensor the loss reaches, and into `grad` of
@@ -417,7 +350,7 @@ class Graph {
         (before_backward_one<I, P>(optimizer), ...);
       }(std::make_index_sequence<size>{});
     }
-    std::get<Loss>(slots_).adjoint().setConstant(scalar(1));
+    detail::get<Loss>(slots_).adjoint().setConstant(scalar(1));
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (backward_one<Loss - I, P>(optimizer), ...);
     }(std::make_index_sequence<Loss + 1>{});
@@ -454,12 +387,9 @@ class Graph {
   static constexpr bool update_fused_at() {
     using E = std::tuple_element_t<I, entries_type>;
     if constexpr (requires { typename E::variable_type; }) {
-      if constexpr (detail::operand_count<entries_type, I, 0, size - 1>() != 1 ||
-                    detail::operand_count<entries_type, I, 0, Loss>() != 1) {
-        return false;
-      } else {
-        return !pinned_by_any_name<Pin, I>(names_type{}) && consumer_allows_fusion<I>();
-      }
+      return detail::operand_count<entries_type, size - 1>[I] == 1 &&
+             detail::operand_count<entries_type, Loss>[I] == 1 && !pinned_by_any_name<Pin, I>() &&
+             detail::consumers_allow_fusion<entries_type>[I];
     } else {
       return false;
     }
@@ -486,26 +416,26 @@ class Graph {
         (compute_if_reached<i, J>(), ...);
       }(std::make_index_sequence<i + 1>{});
     }
-    return std::get<i>(slots_).value();
+    return detail::get<i>(slots_).value();
   }
 
   /// The current value of a named tensor (valid after forward(), or compute() beyond the loss).
   template <fixed_string Name>
   auto value() {
     static_assert(has<Name>, "hookfuse: the model has no tensor with this name");
-    return std::get<index_of<Name>>(slots_).value();
+    return detail::get<index_of<Name>>(slots_).value();
   }
   /// The adjoint d loss / d tensor of a named tensor after backward().
   template <fixed_string Name>
   auto adjoint() {
     static_assert(has<Name>, "hookfuse: the model has no tensor with this name");
-    return std::get<index_of<Name>>(slots_).adjoint();
+    return detail::get<index_of<Name>>(slots_).adjoint();
   }
 
   /// Calls f(variable) for every Variable of the model, in tape order.
   template <class F>
   void for_each_variable(F&& f) {
-    std::apply([&](auto&... s) { (visit_variable(s, f), ...); }, slots_);
+    detail::flat_apply([&](auto&... s) { (visit_variable(s, f), ...); }, slots_);
   }
 
   /// The column count of placeholder `Name` (its compile-time one, or the one given to the
@@ -514,7 +444,7 @@ class Graph {
   Index placeholder_cols() const {
     static_assert(has<Name>, "hookfuse: the model has no placeholder with this name");
     if constexpr (is_placeholder_at<index_of<Name>>())
-      return std::get<index_of<Name>>(slots_).current.cols;
+      return detail::get<index_of<Name>>(slots_).current.cols;
     else
       return 0;
   }
@@ -534,7 +464,7 @@ class Graph {
   template <fixed_string Name, class T>
   void feed_checked(const T* data, Index rows, Index cols) {
     constexpr std::size_t i = index_of<Name>;
-    auto& slot = std::get<i>(slots_);
+    auto& slot = detail::get<i>(slots_);
     using Sl = std::remove_cvref_t<decltype(slot)>;
     Index max_rows = capacity_;
     if constexpr (Sl::D.rows != Dynamic) max_rows = Sl::D.rows;
@@ -575,7 +505,7 @@ class Graph {
   }
   template <std::size_t Target, std::size_t J>
   void compute_if_reached() {
-    if constexpr (detail::depends_on<entries_type, Target, J>()) {
+    if constexpr (detail::reach_table<entries_type, Target>[J]) {
       if (!computed_[J]) {
         forward_one<J>();
         computed_[J] = true;
@@ -587,7 +517,10 @@ class Graph {
   static auto make_slots(const Entries& e, std::index_sequence<I...>) {
     // Each slot is constructed in place from its entry: no temporary copy of its buffers (on a
     // microcontroller the stack would need room for a second graph).
-    return std::tuple<detail::Slot<std::tuple_element_t<I, Entries>>...>(std::get<I>(e)...);
+    return detail::FlatTupleImpl<std::index_sequence<I...>,
+                                 detail::Slot<std::tuple_element_t<I, Entries>>...>{
+        detail::FlatLeaf<I, detail::Slot<std::tuple_element_t<I, Entries>>>{
+            detail::Slot<std::tuple_element_t<I, Entries>>(detail::get<I>(e))}...};
   }
   struct NoKernel {
     template <class T>
@@ -603,8 +536,11 @@ class Graph {
   };
   template <class Entries, std::size_t... I>
   static auto make_kernels(const Entries& e, std::index_sequence<I...>) {
-    return std::tuple<typename kernel_of<std::tuple_element_t<I, Entries>>::type...>(
-        op_of(std::get<I>(e))...);
+    return detail::FlatTupleImpl<std::index_sequence<I...>,
+                                 typename kernel_of<std::tuple_element_t<I, Entries>>::type...>{
+        detail::FlatLeaf<I, typename kernel_of<std::tuple_element_t<I, Entries>>::type>{
+            typename kernel_of<std::tuple_element_t<I, Entries>>::type(
+                op_of(detail::get<I>(e)))}...};
   }
   template <class E>
   static const auto& op_of(const E& e) {
@@ -624,19 +560,19 @@ class Graph {
   template <std::size_t I>
   void reserve_one() {
     using E = std::tuple_element_t<I, entries_type>;
-    auto& slot = std::get<I>(slots_);
+    auto& slot = detail::get<I>(slots_);
     if constexpr (requires { typename E::placeholder_type; }) {
       if constexpr (E::dims.rows == Dynamic) slot.current.rows = capacity_;
       check_size<I>(slot.current);
     } else if constexpr (requires { typename E::op_type; }) {
       [&]<std::size_t... K>(std::index_sequence<K...>) {
         constexpr auto cs = E::children;
-        const detail::Shape shape = E::op_type::shape(std::get<cs[K]>(slots_).shape()...);
-        check_shapes<I>(std::get<cs[K]>(slots_).shape()...);
+        const detail::Shape shape = E::op_type::shape(detail::get<cs[K]>(slots_).shape()...);
+        check_shapes<I>(detail::get<cs[K]>(slots_).shape()...);
         check_size<I>(shape);
         slot.val.reserve(shape);
         if constexpr (E::requires_grad) slot.adj.reserve(shape);
-        std::get<I>(kernels_).reserve(shape, std::get<cs[K]>(slots_).shape()...);
+        detail::get<I>(kernels_).reserve(shape, detail::get<cs[K]>(slots_).shape()...);
       }(std::make_index_sequence<E::children.size()>{});
     }
   }
@@ -682,27 +618,23 @@ class Graph {
   void forward_one() {
     using E = std::tuple_element_t<I, entries_type>;
     if constexpr (requires { typename E::op_type; }) {
-      auto& slot = std::get<I>(slots_);
+      auto& slot = detail::get<I>(slots_);
       [&]<std::size_t... K>(std::index_sequence<K...>) {
         constexpr auto cs = E::children;
-        const detail::Shape shape = E::op_type::shape(std::get<cs[K]>(slots_).shape()...);
+        const detail::Shape shape = E::op_type::shape(detail::get<cs[K]>(slots_).shape()...);
         slot.val.set_shape(shape);
         if constexpr (E::requires_grad) slot.adj.set_shape(shape);
         auto out = slot.value();
-        std::get<I>(kernels_).forward(out, std::get<cs[K]>(slots_).value()...);
+        detail::get<I>(kernels_).forward(out, detail::get<cs[K]>(slots_).value()...);
       }(std::make_index_sequence<E::children.size()>{});
     }
   }
 
-  template <class Pin, std::size_t I, class... Ns>
-  static constexpr bool pinned_by_any_name(detail::NameList<Ns...>) {
-    return ((Ns::index == I && Pin::pinned(Ns::name.view())) || ...);
-  }
-  /// The op that uses entry I (its only consumer) has no other Variable operand, or its
-  /// backward reads no operand value (an op declaring backward_reads_operands = false).
-  template <std::size_t I>
-  static constexpr bool consumer_allows_fusion() {
-    return detail::consumers_allow_fusion<entries_type, I>(std::make_index_sequence<size>{});
+  template <class Pin, std::size_t I>
+  static constexpr bool pinned_by_any_name() {
+    for (const detail::NameAt& n : detail::name_table<names_type>::names)
+      if (n.index == I && Pin::pinned(n.name)) return true;
+    return false;
   }
 
   template <std::size_t I, class Pin, class Optimizer>
@@ -710,16 +642,16 @@ class Graph {
     using E = std::tuple_element_t<I, entries_type>;
     if constexpr (requires { typename E::op_type; }) {
       if constexpr (E::requires_grad) {
-        auto& slot = std::get<I>(slots_);
+        auto& slot = detail::get<I>(slots_);
         [&]<std::size_t... K>(std::index_sequence<K...>) {
           constexpr auto cs = E::children;
           // Operands whose update is fused come last: the others' backward may still read the
           // variable's value (dX = dY W^T before W changes).
           (backward_pass_operand<I, K, false, Pin>(optimizer, slot,
-                                                   std::get<cs[K]>(slots_).value()...),
+                                                   detail::get<cs[K]>(slots_).value()...),
            ...);
           (backward_pass_operand<I, K, true, Pin>(optimizer, slot,
-                                                  std::get<cs[K]>(slots_).value()...),
+                                                  detail::get<cs[K]>(slots_).value()...),
            ...);
         }(std::make_index_sequence<E::children.size()>{});
       }
@@ -740,9 +672,9 @@ class Graph {
     using E = std::tuple_element_t<I, entries_type>;
     constexpr std::size_t c = E::children[K];
     if constexpr (std::tuple_element_t<c, entries_type>::requires_grad) {
-      auto adj = std::get<c>(slots_).adjoint();
+      auto adj = detail::get<c>(slots_).adjoint();
       detail::GradTarget<decltype(adj), detail::first_write<entries_type, Loss, I, K>()> t{adj};
-      std::get<I>(kernels_).template backward<K>(t, slot.adjoint(), slot.value(), vals...);
+      detail::get<I>(kernels_).template backward<K>(t, slot.adjoint(), slot.value(), vals...);
     }
   }
   template <std::size_t I, std::size_t K, class Optimizer, class Sl, class... Vals>
@@ -750,33 +682,33 @@ class Graph {
     constexpr std::size_t c = std::tuple_element_t<I, entries_type>::children[K];
     using S = typename std::tuple_element_t<c, entries_type>::scalar;
     if constexpr (detail::LinearUpdate<Optimizer>) {
-      auto value = std::get<c>(slots_).value();
+      auto value = detail::get<c>(slots_).value();
       detail::UpdateTarget<decltype(value)> t{value, optimizer.template update_scale<S>()};
-      std::get<I>(kernels_).template backward<K>(t, slot.adjoint(), slot.value(), vals...);
+      detail::get<I>(kernels_).template backward<K>(t, slot.adjoint(), slot.value(), vals...);
     } else if constexpr (detail::SlotAccumulation<Optimizer>) {
       constexpr Dims D = std::tuple_element_t<c, entries_type>::dims;
-      auto& acc = optimizer.accumulation_slot(*std::get<c>(slots_).var);
+      auto& acc = optimizer.accumulation_slot(*detail::get<c>(slots_).var);
       detail::map_t<S, D.rows, D.cols> view(acc.data(), acc.rows(), acc.cols());
       detail::UpdateTarget<decltype(view)> t{view, S(1)};
-      std::get<I>(kernels_).template backward<K>(t, slot.adjoint(), slot.value(), vals...);
+      detail::get<I>(kernels_).template backward<K>(t, slot.adjoint(), slot.value(), vals...);
     }
   }
   template <std::size_t I, class Pin, class Optimizer>
   void before_backward_one(const Optimizer& optimizer) {
-    if constexpr (requires { std::get<I>(slots_).var; }) {
-      if constexpr (update_fused_at<Pin, I>()) optimizer.before_backward(*std::get<I>(slots_).var);
+    if constexpr (requires { detail::get<I>(slots_).var; }) {
+      if constexpr (update_fused_at<Pin, I>()) optimizer.before_backward(*detail::get<I>(slots_).var);
     }
   }
   template <std::size_t I, class Pin, class Optimizer>
   void apply_one(const Optimizer& optimizer) {
-    if constexpr (requires { std::get<I>(slots_).var; }) {
-      if constexpr (!update_fused_at<Pin, I>()) optimizer.apply(*std::get<I>(slots_).var);
+    if constexpr (requires { detail::get<I>(slots_).var; }) {
+      if constexpr (!update_fused_at<Pin, I>()) optimizer.apply(*detail::get<I>(slots_).var);
     }
   }
   template <std::size_t I, class Pin, class Optimizer>
   void apply_fused_one(const Optimizer& optimizer) {
-    if constexpr (requires { std::get<I>(slots_).var; }) {
-      if constexpr (update_fused_at<Pin, I>()) optimizer.apply_fused(*std::get<I>(slots_).var);
+    if constexpr (requires { detail::get<I>(slots_).var; }) {
+      if constexpr (update_fused_at<Pin, I>()) optimizer.apply_fused(*detail::get<I>(slots_).var);
     }
   }
 

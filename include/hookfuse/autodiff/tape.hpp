@@ -22,6 +22,7 @@
 
 #include "hookfuse/autodiff/expr.hpp"
 #include "hookfuse/config.hpp"
+#include "hookfuse/detail/flat_tuple.hpp"
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/errors.hpp"
 
@@ -106,7 +107,7 @@ constexpr bool check_unique_name() {
 // While flatten walks the expression, the entries grow one at a time in a cons list (Cons<Prev,
 // E>: one new aggregate per entry) instead of a std::tuple rebuilt by std::tuple_cat at every
 // step, which instantiated a tuple of every length on the way and so grew quadratically with
-// the number of entries. bind() turns the finished list into one std::tuple (to_tuple_tape).
+// the number of entries. bind() turns the finished list into one FlatTuple (to_tuple_tape).
 struct EntryNil {
   static constexpr std::size_t size = 0;
 };
@@ -125,9 +126,9 @@ constexpr const auto& get_entry(const EntryCons<Prev, E>& list) {
   else
     return get_entry<I>(list.prev);
 }
-template <std::size_t I, class... Es>
-constexpr const auto& get_entry(const std::tuple<Es...>& entries) {
-  return std::get<I>(entries);
+template <std::size_t I, class Seq, class... Es>
+constexpr const auto& get_entry(const FlatTupleImpl<Seq, Es...>& entries) {
+  return get<I>(entries);
 }
 
 template <class Op>
@@ -205,14 +206,15 @@ constexpr auto append(Tape<Entries, NameList<Ns...>> tape, E entry) {
 
 template <class... Es>
 constexpr auto entries_to_tuple(EntryNil, Es&&... es) {
-  return std::tuple<std::remove_cvref_t<Es>...>{std::move(es)...};
+  return make_flat_tuple(std::index_sequence_for<Es...>{}, std::move(es)...);
 }
 template <class Prev, class E, class... Es>
 constexpr auto entries_to_tuple(EntryCons<Prev, E>&& list, Es&&... es) {
   return entries_to_tuple(std::move(list.prev), std::move(list.last), std::move(es)...);
 }
 
-/// The finished tape, its entries in one std::tuple (what Graph reads).
+/// The finished tape, its entries in one FlatTuple (what Graph reads; detail/flat_tuple.hpp says
+/// why not a std::tuple).
 template <class Entries, class Names>
 constexpr auto to_tuple_tape(Tape<Entries, Names> tape) {
   auto entries = entries_to_tuple(std::move(tape.entries));
@@ -297,24 +299,6 @@ constexpr auto flatten(T tape, const E& e) {
     auto [t2, idx] = flatten(std::move(tape), e.expr);
     auto t3 = add_name<E::name, decltype(idx)::value, E>(std::move(t2));
     return TapeAnd<decltype(t3), decltype(idx)>{std::move(t3), idx};
-  }
-}
-
-/// True when entry `To` is `From` or lies below it.
-template <class Entries, std::size_t From, std::size_t To>
-constexpr bool reaches() {
-  if constexpr (From == To) {
-    return true;
-  } else if constexpr (From < To) {  // children always precede their parents
-    return false;
-  } else {
-    constexpr auto cs = std::tuple_element_t<From, Entries>::children;
-    return []<std::size_t... K>(std::index_sequence<K...>) {
-      // Named through the entry, not `cs`: GCC 12 rejects a constexpr local used in a
-      // template argument inside the lambda ("'cs' is not captured").
-      return (reaches<Entries, std::tuple_element_t<From, Entries>::children[K], To>() || ... ||
-              false);
-    }(std::make_index_sequence<cs.size()>{});
   }
 }
 
