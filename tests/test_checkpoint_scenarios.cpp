@@ -145,7 +145,7 @@ using Quiet = SessionOptions<io::Saver, SteadyClock, NullLogger>;
 }  // namespace
 
 TEST_CASE(
-    "Scenario: save_checkpoint_steps=50, last_step=120 leaves -0, -50, -100, -120; a "
+    "Scenario: save_checkpoint_steps=50, last_step=120 leaves -0, -50, -100, -120, a "
     "restart with num_steps=30 resumes at 120 and ends at 150",
     "[checkpoint][scenario]") {
   // First run: saves at creation (0), when the run from 49 to 50 ends (50), 100, and at end()
@@ -281,7 +281,7 @@ void pretrain(const fs::path& dir) {
 }  // namespace
 
 TEST_CASE(
-    "Warm start: warm_start_from sets the weights, not global_step, before the first save; "
+    "Warm start: warm_start_from sets the weights, not global_step, before the first save, "
     "a checkpoint in checkpoint_dir wins",
     "[checkpoint][warm_start]") {
   TempDir pre("pre"), run("run");

@@ -82,7 +82,7 @@ using Quiet = hf::SessionOptions<hf::io::Saver, hf::SteadyClock, hf::NullLogger>
 
 }  // namespace
 
-TEST_CASE("EarlyStoppingHook: Keras' wait counter and min_delta; restores the best weights",
+TEST_CASE("EarlyStoppingHook: Keras' wait counter and min_delta, restores the best weights",
           "[hooks][early_stopping]") {
   // tf.keras EarlyStopping.on_epoch_end by hand, mode min, min_delta 0.1, patience 2, one check
   // per run (check c after run c, global step c + 1 after it): wait += 1; improved when
@@ -165,7 +165,7 @@ TEST_CASE("EarlyStoppingHook: without restore_best_weights the last weights stay
   CHECK(m.b.value(0, 0) == Approx(last[1]).epsilon(1e-12));
 }
 
-TEST_CASE("EarlyStoppingHook: patience 0 stops at the second check; never at the first",
+TEST_CASE("EarlyStoppingHook: patience 0 stops at the second check, never at the first",
           "[hooks][early_stopping]") {
   // Keras: wait >= 0 always holds, but the first check (epoch 0) never stops.
   const std::vector<double> seq = {3.0, 2.0, 1.0, 0.0};
@@ -176,7 +176,7 @@ TEST_CASE("EarlyStoppingHook: patience 0 stops at the second check; never at the
   CHECK(s.hook<0>().stopped_step() == 2);
 }
 
-TEST_CASE("EarlyStoppingHook: a baseline keeps the counter until it is beaten; mode max on acc",
+TEST_CASE("EarlyStoppingHook: a baseline keeps the counter until it is beaten, mode max on acc",
           "[hooks][early_stopping]") {
   // "accuracy" contains "acc": mode auto is max. baseline 0.5, patience 2:
   //  c0 0.3: wait 1, best 0.3 (beats -inf) but not the baseline: wait stays 1; c0 never stops
@@ -210,7 +210,7 @@ TEST_CASE("EarlyStoppingHook: a baseline keeps the counter until it is beaten; m
   }
 }
 
-TEST_CASE("EarlyStoppingHook: NaN never improves; logs the stop and the restore",
+TEST_CASE("EarlyStoppingHook: NaN never improves, logs the stop and the restore",
           "[hooks][early_stopping]") {
   struct Lines {
     std::vector<std::string>* out;
@@ -235,7 +235,7 @@ TEST_CASE("EarlyStoppingHook: NaN never improves; logs the stop and the restore"
   CHECK(m.W.value(0, 0) == Approx(best[0]).epsilon(1e-12));
 }
 
-TEST_CASE("EarlyStoppingHook: requests its tensor only on the runs it checks; argument checks",
+TEST_CASE("EarlyStoppingHook: requests its tensor only on the runs it checks, argument checks",
           "[hooks][early_stopping]") {
   ES hook({.every_n_iter = 3});
   std::int64_t step = 0;

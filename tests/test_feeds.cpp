@@ -375,7 +375,7 @@ TEST_CASE("feeds: an unfed placeholder that no active fetch of the step reads is
   CHECK(session.fetch<"z_sum">().item() == 6.0f);
 }
 
-TEST_CASE("feeds: the graph is bound for the input's capacity; a short last batch trains",
+TEST_CASE("feeds: the graph is bound for the input's capacity, a short last batch trains",
           "[feeds][input_fn]") {
   // y = W x + b with W = b = 0 and learning rate 0: each step's loss is mean(y^2) over its
   // batch. Targets 1..5, in order.

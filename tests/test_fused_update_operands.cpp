@@ -4,7 +4,7 @@
 // under a named alias.
 #include "fused_update_fixture.hpp"
 
-TEST_CASE("two variables in one product are not fused; their update matches the stored path",
+TEST_CASE("two variables in one product are not fused, their update matches the stored path",
           "[fused_update]") {
   // A factorisation U V fitted to y: the backward of V reads U and the other way round, so
   // neither may change before the other's gradient is taken.

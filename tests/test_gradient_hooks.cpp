@@ -180,7 +180,7 @@ TEST_CASE("Gradient hooks are called in hook order", "[gradient_hooks]") {
   CHECK(m.W.value(0, 0) == Approx(2.5).epsilon(1e-12));
 }
 
-TEST_CASE("A gradient hook stores every gradient; without one the update stays fused",
+TEST_CASE("A gradient hook stores every gradient, without one the update stays fused",
           "[gradient_hooks]") {
   using Sgd = hf::GradientDescentOptimizer;
   using Momentum = hf::MomentumOptimizer;

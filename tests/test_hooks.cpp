@@ -349,7 +349,7 @@ TEST_CASE("LoggingTensorHook: at_end when the input runs out", "[hooks][logging_
 }
 
 TEST_CASE(
-    "LoggingTensorHook: global_step is the value before the run's increment; at_end the "
+    "LoggingTensorHook: global_step is the value before the run's increment, at_end the "
     "current one",
     "[hooks][logging_tensor]") {
   Model m;
@@ -433,7 +433,7 @@ TEST_CASE("LoggingTensorHook: a non-scalar tensor is logged as a list", "[hooks]
 // StepCounterHook
 // =============================================================================================
 
-TEST_CASE("StepCounterHook: both intervals throw; neither means every 100 steps",
+TEST_CASE("StepCounterHook: both intervals throw, neither means every 100 steps",
           "[hooks][step_counter]") {
   using Hook = StepCounterHook<Fake, CapturingLogger>;
   FakeClock clock;

@@ -55,7 +55,7 @@ TEST_CASE("{'old/': 'new/'} loads old/w into new/w and old/b into new/b") {
   CHECK(r.variables == std::vector<InitializedVariable>{{"new/w", "old/w"}, {"new/b", "old/b"}});
 }
 
-TEST_CASE("a directory resolves to its latest checkpoint; single renames and '/': '/'") {
+TEST_CASE("a directory resolves to its latest checkpoint, single renames and '/': '/'") {
   TempDir dir("warm");
   std::vector<float> v = {4.0f, 5.0f};
   std::int64_t step = 3;
@@ -91,7 +91,7 @@ TEST_CASE("a directory resolves to its latest checkpoint; single renames and '/'
   }
 }
 
-TEST_CASE("init_from_checkpoint errors name both names and shapes; nothing is written") {
+TEST_CASE("init_from_checkpoint errors name both names and shapes, nothing is written") {
   TempDir dir("warm");
   const std::string prefix = write_pretrained(dir.path);
   std::vector<float> w(3, 0.0f), b(2, 0.0f), c(4, 0.0f);

@@ -155,7 +155,7 @@ TEST_CASE("LearningRateSchedulerHook: drives a slot optimizer (Momentum) too",
   CHECK(m.b.value(0, 0) == Approx(b).epsilon(1e-12));
 }
 
-TEST_CASE("LearningRateSchedulerHook: verbose logs each change; a non-finite rate throws",
+TEST_CASE("LearningRateSchedulerHook: verbose logs each change, a non-finite rate throws",
           "[hooks][lr_schedule]") {
   std::vector<Line> lines;
   {
@@ -266,7 +266,7 @@ TEST_CASE("ReduceLROnPlateauHook: Keras' wait counter, cooldown and min_lr on a 
   CHECK(lines[0].severity == hf::Severity::info);
 }
 
-TEST_CASE("ReduceLROnPlateauHook: every_n_iter checks only runs n, 2n, ...; mode auto on 'acc'",
+TEST_CASE("ReduceLROnPlateauHook: every_n_iter checks only runs n, 2n, ..., mode auto on 'acc'",
           "[hooks][plateau]") {
   // "accuracy" contains "acc": higher is better. every_n_iter 2 checks runs t = 1, 3, 5, 7; the
   // 9.0 of the other runs would each be an improvement if they were looked at.

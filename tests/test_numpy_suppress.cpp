@@ -102,7 +102,7 @@ TEST_CASE("numpy suppress: hand-computed cases", "[numpy_str][numpy_suppress]") 
   CHECK(numpy_str(TensorValue{ints, 1, 3, 3, 1, DType::int32}, 1, true) == "[  1  22 333]");
 }
 
-TEST_CASE("numpy suppress: off unless asked for; numpy's default str() elsewhere",
+TEST_CASE("numpy suppress: off unless asked for, numpy's default str() elsewhere",
           "[numpy_str][numpy_suppress]") {
   const float v[2] = {1e-5f, 1.0f};
   const TensorValue t{v, 1, 2, 2, 1, DType::float32};

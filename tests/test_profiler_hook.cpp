@@ -404,7 +404,7 @@ TEST_CASE("ProfilerHook as a chief-only hook: traced on the chief, absent elsewh
   }
 }
 
-TEST_CASE("Two ProfilerHooks: each writes its own steps; the first that asks gives the clock",
+TEST_CASE("Two ProfilerHooks: each writes its own steps, the first that asks gives the clock",
           "[profiler]") {
   ScratchDir dir1, dir2;
   hookfuse_test::LrModel m;

@@ -149,7 +149,7 @@ TEST_CASE("ProgressBarHook on a terminal: redraws in place at most every interva
 }
 
 TEST_CASE(
-    "ProgressBarHook without a total: no bar, no ETA; a shorter line is padded; end() "
+    "ProgressBarHook without a total: no bar, no ETA, a shorter line is padded, end() "
     "ends the line",
     "[progress][tty]") {
   FakeClock clock;

@@ -291,7 +291,7 @@ TEST_CASE("save/restore round trip is bit for bit for every dtype, scalars and e
   CHECK(step2 == 42);
 }
 
-TEST_CASE("restore errors name the variable, both dtypes or shapes and the file; nothing written") {
+TEST_CASE("restore errors name the variable, both dtypes or shapes and the file, nothing written") {
   TempDir dir("saver");
   Saver saver;
   Model m;

@@ -193,7 +193,7 @@ TEST_CASE("Session: end of input stops cleanly and end() is still called", "[ses
   CHECK(events.back() == "B.end");
 }
 
-TEST_CASE("Session: an exception from after_run propagates; end() is never called", "[session]") {
+TEST_CASE("Session: an exception from after_run propagates, end() is never called", "[session]") {
   Model m;
   Events events;
   {
@@ -228,7 +228,7 @@ TEST_CASE("Session: an exception from after_run, without close(): the destructor
   CHECK(count(events, "A.end") == 0);
 }
 
-TEST_CASE("Session: an exception from the input's next() propagates; end() is never called",
+TEST_CASE("Session: an exception from the input's next() propagates, end() is never called",
           "[session]") {
   Model m;
   Events events;
@@ -321,7 +321,7 @@ struct GlobalStepHook {
 };
 }  // namespace
 
-TEST_CASE("Session: run values hold global_step before the increment; the context after",
+TEST_CASE("Session: run values hold global_step before the increment, the context after",
           "[session]") {
   Model m(5);
   std::vector<std::int64_t> before, fetched, after;
@@ -392,7 +392,7 @@ TEST_CASE("Session: request_stop in before_run still runs that step", "[session]
 // TensorFlow's _HookedSession.run starts with
 //   if self.should_stop(): raise RuntimeError('Run called even after should_stop requested.')
 // so no hook event happens in such a run and nothing is trained.
-TEST_CASE("Session: run() after a stop request throws RuntimeError; nothing runs", "[session]") {
+TEST_CASE("Session: run() after a stop request throws RuntimeError, nothing runs", "[session]") {
   Model m;
   Events events;
   RecordingHook stopper{"A", &events};

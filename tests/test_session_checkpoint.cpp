@@ -412,7 +412,7 @@ TEST_CASE("Session options: both cadences is an error, a non-positive one instal
 // =============================================================================================
 
 TEST_CASE("Session options: hooks run chief-only first, then the checkpoint saver, then the "
-          "user's; the final save comes before a user hook's end()",
+          "user's, the final save comes before a user hook's end()",
           "[checkpoint][session][order]") {
   // monitored_session.py, MonitoredTrainingSession for a chief: all_hooks = chief_only_hooks,
   // then the CheckpointSaverHook it appends, then `hooks`; MonitoredSession calls every event in

@@ -72,7 +72,7 @@ struct FakeSaver {
 
 }  // namespace
 
-TEST_CASE("TrainOp::global_step_increment: each run adds it; the fetch is the value before",
+TEST_CASE("TrainOp::global_step_increment: each run adds it, the fetch is the value before",
           "[step_increment]") {
   Model m;
   SECTION("default 1") {

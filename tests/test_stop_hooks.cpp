@@ -75,7 +75,7 @@ TEST_CASE("TerminateOnNonFiniteHook: stops after the run whose loss is NaN",
   CHECK(lines[0].severity == hf::Severity::warning);
 }
 
-TEST_CASE("TerminateOnNonFiniteHook: +Inf and -Inf stop too; NanTensorHook lets Inf pass",
+TEST_CASE("TerminateOnNonFiniteHook: +Inf and -Inf stop too, NanTensorHook lets Inf pass",
           "[hooks][non_finite]") {
   for (bool negative : {false, true}) {
     INFO("negative " << negative);
@@ -189,7 +189,7 @@ TEST_CASE("TimerStopHook: every_n_iter reads the clock on runs n, 2n, ... only",
 }
 
 TEST_CASE(
-    "TimerStopHook: the clock starts when the session is created; a zero budget stops "
+    "TimerStopHook: the clock starts when the session is created, a zero budget stops "
     "after one run",
     "[hooks][timer_stop]") {
   hf::FakeClock clock;

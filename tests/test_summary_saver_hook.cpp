@@ -266,7 +266,7 @@ TEST_CASE("SummarySaverHook: checks its arguments", "[summary][summary_saver]") 
   CHECK_NOTHROW(Hook({.save_steps = 8, .summary_writer = writer}, summaries));
 }
 
-TEST_CASE("Two hooks writing into one directory share one file; copies share the writer",
+TEST_CASE("Two hooks writing into one directory share one file, copies share the writer",
           "[summary][summary_saver][step_counter]") {
   ScratchDir dir;
   FakeClock clock;

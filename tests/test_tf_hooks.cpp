@@ -105,7 +105,7 @@ TEST_CASE("FeedFnHook with a caller-fed session: the caller feeds y, the hook x"
   CHECK(v->get<"loss">().item() == 4.0);  // (100 - 98)^2
 }
 
-TEST_CASE("A hook's with_feeds: fetches and feeds in one before_run; after_run sees the fed run",
+TEST_CASE("A hook's with_feeds: fetches and feeds in one before_run, after_run sees the fed run",
           "[tf_hooks][feed_fn]") {
   struct FeedAndFetch {
     float x = 3.0f;
@@ -525,7 +525,7 @@ TEST_CASE("run_step_fn: request_stop ends training once the step function return
   CHECK_THROWS_AS(session.run(), RuntimeError);  // TF: run after should_stop
 }
 
-TEST_CASE("evaluate without feeds reads the last batch; an unfed placeholder throws",
+TEST_CASE("evaluate without feeds reads the last batch, an unfed placeholder throws",
           "[tf_hooks][run_step_fn]") {
   Model m;
   MonitoredTrainingSession session(m.train_op(), CountingInput{}, hooks(), m.accuracy());
