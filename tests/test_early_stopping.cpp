@@ -14,6 +14,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "temp_dir.hpp"
@@ -253,6 +255,81 @@ TEST_CASE("EarlyStoppingHook: requests its tensor only on the runs it checks, ar
                   std::invalid_argument);
   CHECK_FALSE(ES().maximize());
   CHECK(ES({.mode = hf::MonitorMode::max}).maximize());
+}
+
+TEST_CASE("EarlyStoppingHook on an evaluation metric: val_loss of a second graph, every 2 runs",
+          "[hooks][early_stopping]") {
+  // Keras' EarlyStopping(monitor="val_loss", patience=2, restore_best_weights=True) with
+  // validation data, one "epoch" = 2 runs. Training: SGD at rate 0.1 on the x of seq (y = 0);
+  // validation: one point x = 1.5, y = 0.6, val_loss = (1.5 W + b - 0.6)^2 from a second graph
+  // bound to the same variables. With the weights of sgd_by_hand (W, b after k runs):
+  //  check  after run  W          b          val_loss                      wait
+  //  0      2          0.42       -0.33      (0.63 - 0.33 - 0.6)^2 = 0.09   0 (best)
+  //  1      4          -0.0192    -0.0672    (-0.696)^2 = 0.484416          1
+  //  2      6          0.036096   -0.022656  (-0.568512)^2 = 0.3232059      2 -> stop at step 6
+  // and the weights of step 2 come back.
+  const std::vector<double> seq = {1.0, 1.0, -2.0, 1.0, 3.0, -1.0, 2.0, 1.0, 1.0, 1.0};
+  Model m;
+  auto val = hf::bind(1, m.loss());
+  double x_val = 1.5, y_val = 0.6;
+  std::vector<double> seen_W, seen_val;
+  auto evaluate = [&] {
+    val.feed<"x">(&x_val, 1);
+    val.feed<"y">(&y_val, 1);
+    const double v = static_cast<double>(val.forward());
+    seen_W.push_back(m.W.value(0, 0));
+    seen_val.push_back(v);
+    return v;
+  };
+  auto hook = hf::early_stopping_on_evaluation<"val_loss", hf::NullLogger>(
+      evaluate, {.patience = 2, .restore_best_weights = true, .every_n_iter = 2});
+  // The training session fetches nothing for it.
+  STATIC_REQUIRE(std::is_same_v<decltype(hook)::RunArgs, hf::SessionRunArgs<>>);
+  CHECK_FALSE(hook.maximize());
+  hf::MonitoredTrainingSession s(m.train_op(0.1), SequenceInput{&seq}, hf::hooks(hook));
+  run_until_stop(s);
+  CHECK(s.global_step() == 6);
+  CHECK(s.hook<0>().stopped_step() == 6);
+  CHECK(s.hook<0>().best_step() == 2);
+  CHECK(s.hook<0>().best() == Approx(0.09).epsilon(1e-12));
+  // Evaluated once per check, after that check's run: the weights of runs 2, 4, 6.
+  REQUIRE(seen_W.size() == 3);
+  for (std::size_t c = 0; c < 3; ++c) {
+    INFO("check " << c);
+    const auto w = sgd_by_hand(seq, 2 * (c + 1), 0.1);
+    CHECK(seen_W[c] == Approx(w[0]).epsilon(1e-12));
+    CHECK(seen_val[c] == Approx(std::pow(1.5 * w[0] + w[1] - 0.6, 2)).epsilon(1e-12));
+  }
+  CHECK(seen_val[1] == Approx(0.484416).epsilon(1e-9));
+  CHECK(seen_val[2] == Approx(0.323205894144).epsilon(1e-9));
+  // Restored: the weights after run 2 (W 0.42, b -0.33), not those after run 6.
+  CHECK(m.W.value(0, 0) == Approx(0.42).epsilon(1e-12));
+  CHECK(m.b.value(0, 0) == Approx(-0.33).epsilon(1e-12));
+}
+
+TEST_CASE("EarlyStoppingHook on an evaluation metric: val_accuracy is mode max, state keys",
+          "[hooks][early_stopping]") {
+  // "val_accuracy" contains "acc": mode automatic is max. patience 1, one check per run:
+  //  c0 0.5 best (wait 0); c1 0.7 best (0); c2 0.6 wait 1 >= 1 -> stop at global step 3.
+  const std::vector<double> metric = {0.5, 0.7, 0.6, 0.9};
+  const std::vector<double> seq(6, 1.0);
+  std::size_t calls = 0;
+  Model m;
+  hf::MonitoredTrainingSession s(
+      m.train_op(), SequenceInput{&seq},
+      hf::hooks(hf::early_stopping_on_evaluation<"val_accuracy", hf::NullLogger>(
+          [&] { return metric.at(calls++); }, {.patience = 1})));
+  CHECK(s.hook<0>().maximize());
+  run_until_stop(s);
+  CHECK(s.global_step() == 3);
+  CHECK(calls == 3);
+  CHECK(s.hook<0>().best() == 0.7);
+  CHECK(s.hook<0>().best_step() == 2);
+  // The same resumable state as on a training tensor.
+  const auto state = s.hook<0>().checkpoint_state();
+  CHECK(std::tuple_size_v<decltype(state)> == 6);
+  CHECK(*std::get<1>(state).value == 1);  // wait
+  CHECK(*std::get<2>(state).value == 3);  // checks
 }
 
 TEST_CASE("Hook state: keys hooks/<name>/<field>, a second hook of one name is <name>_1",

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #ifndef HOOKFUSE_EMBEDDED
 #include <memory>
 #endif
@@ -29,7 +30,24 @@
 
 namespace hookfuse {
 
-/// Watches the scalar tensor `Monitor` (a loss, a metric) every `every_n_iter` runs (runs
+/// Options of EarlyStoppingHook (see there).
+struct EarlyStoppingOptions {
+  double min_delta = 0.0;
+  std::int64_t patience = 0;
+  MonitorMode mode = MonitorMode::automatic;
+  std::optional<double> baseline = std::nullopt;
+  bool restore_best_weights = false;
+  std::int64_t every_n_iter = 1;
+  /// Where the best weights are copied (restore_best_weights); empty: a buffer of the hook.
+  std::span<std::byte> best_weights_buffer = {};
+};
+
+namespace detail {
+/// The Evaluate of an EarlyStoppingHook that watches a fetched training tensor.
+struct FetchedMonitor {};
+}  // namespace detail
+
+/// Watches the scalar `Monitor` (a loss, a metric) every `every_n_iter` runs (runs
 /// every_n_iter, 2 every_n_iter, ... of the training; each check is one Keras "epoch end") and
 /// requests a stop when it has not improved for `patience` checks, with the rules of
 /// tf.keras.callbacks.EarlyStopping (TF 2.11+ / Keras 2.11+), check c = 0, 1, 2, ...:
@@ -55,6 +73,18 @@ namespace hookfuse {
 /// On the runs between checks it fetches nothing (SessionRunArgs::none()). Unlike Keras, the
 /// value is the fetched value of that run, not an average over the runs since the last check.
 ///
+/// Where the value comes from (the third template argument):
+///   - `Evaluate = detail::FetchedMonitor` (the default): `Monitor` is a tensor of the training
+///     session (a loss, a metric) fetched in the checking runs;
+///   - an evaluation metric (Keras' monitor="val_loss" with validation data; TensorFlow's
+///     stop_if_no_decrease_hook over Estimator.evaluate): `Evaluate` is a callable
+///     `evaluate()` returning the metric (anything convertible to double), called once at each
+///     check, after that run's update, so it sees the weights the check judges (typically it
+///     runs a second graph bound to the same variables over validation batches: docs/hooks.md).
+///     `Monitor` is then only the metric's name ("acc" in it picks mode max, as Keras'
+///     "val_accuracy"); the training session fetches nothing for this hook. Build it with
+///     early_stopping_on_evaluation<"val_loss">(evaluate, options, logger).
+///
 /// Checkpoint state (hooks/checkpoint_state.hpp): "hooks/EarlyStoppingHook/best" (float64),
 /// ".../wait", ".../checks", ".../runs_to_check", ".../best_step", ".../stopped_step" (int64), so
 /// a resumed run stops where an uninterrupted one does. The best-weights copy is not saved: after
@@ -63,25 +93,41 @@ namespace hookfuse {
 ///
 /// Throws std::invalid_argument for patience < 0, every_n_iter <= 0, min_delta or baseline not
 /// finite, and, at a check, when the monitored tensor is not a scalar ([1, 1]).
-template <fixed_string Monitor = "loss", Logger L = StderrLogger>
+template <fixed_string Monitor = "loss", Logger L = StderrLogger,
+          class Evaluate = detail::FetchedMonitor>
 class EarlyStoppingHook {
+  static constexpr bool fetches_monitor = std::is_same_v<Evaluate, detail::FetchedMonitor>;
+  static_assert(fetches_monitor || std::is_invocable_r_v<double, Evaluate&>,
+                "hookfuse: the evaluation of an EarlyStoppingHook must be callable as "
+                "evaluate() and return the monitored metric as a number (Evaluate in the "
+                "instantiation above)");
+
  public:
-  struct Options {
-    double min_delta = 0.0;
-    std::int64_t patience = 0;
-    MonitorMode mode = MonitorMode::automatic;
-    std::optional<double> baseline = std::nullopt;
-    bool restore_best_weights = false;
-    std::int64_t every_n_iter = 1;
-    /// Where the best weights are copied (restore_best_weights); empty: a buffer of the hook.
-    std::span<std::byte> best_weights_buffer = {};
-  };
+  using Options = EarlyStoppingOptions;
+  /// What before_run requests: the monitored tensor, or nothing for an evaluation metric.
+  using RunArgs = std::conditional_t<fetches_monitor, SessionRunArgs<Monitor>, SessionRunArgs<>>;
+  using RunValues =
+      std::conditional_t<fetches_monitor, SessionRunValues<Monitor>, SessionRunValues<>>;
 
   /// The <hook name> of this hook's checkpoint keys.
   static constexpr fixed_string checkpoint_name = "EarlyStoppingHook";
 
+  /// Watches the training tensor `Monitor`.
   explicit EarlyStoppingHook(Options options = {}, L logger = L{})
-      : o_(options), maximize_(maximizes(options.mode, Monitor.view())), logger_(logger) {
+    requires fetches_monitor
+      : EarlyStoppingHook(detail::FetchedMonitor{}, options, std::move(logger), 0) {}
+
+  /// Watches the metric `evaluate()` returns at each check (early_stopping_on_evaluation).
+  explicit EarlyStoppingHook(Evaluate evaluate, Options options = {}, L logger = L{})
+    requires(!fetches_monitor)
+      : EarlyStoppingHook(std::move(evaluate), options, std::move(logger), 0) {}
+
+ private:
+  EarlyStoppingHook(Evaluate evaluate, Options options, L logger, int)
+      : o_(options),
+        maximize_(maximizes(options.mode, Monitor.view())),
+        logger_(std::move(logger)),
+        evaluate_(std::move(evaluate)) {
     detail::check_argument(o_.patience >= 0, "EarlyStoppingHook", "patience", ">= 0",
                            o_.patience);
     detail::check_argument(o_.every_n_iter > 0, "EarlyStoppingHook", "every_n_iter", "> 0",
@@ -95,6 +141,8 @@ class EarlyStoppingHook {
     o_.min_delta = std::fabs(o_.min_delta);
     reset();
   }
+
+ public:
 
   /// Keras' on_train_begin: forgets the best value, the counters and the stop.
   void begin() { reset(); }
@@ -146,15 +194,21 @@ class EarlyStoppingHook {
     return bytes;
   }
 
-  SessionRunArgs<Monitor> before_run(SessionRunContext&) {
+  RunArgs before_run(SessionRunContext&) {
     check_ = --runs_to_check_ == 0;
     if (check_) runs_to_check_ = o_.every_n_iter;
-    return {check_};
+    return RunArgs{fetches_monitor && check_};
   }
 
-  void after_run(SessionRunContext& ctx, const SessionRunValues<Monitor>& values) {
+  /// At a check: the fetched value (or evaluate()'s) goes through update(); a stop it decides
+  /// is requested with ctx.request_stop().
+  void after_run(SessionRunContext& ctx, [[maybe_unused]] const RunValues& values) {
     if (!check_) return;
-    const double current = monitored_scalar("EarlyStoppingHook", values.template get<Monitor>());
+    double current = 0.0;
+    if constexpr (fetches_monitor)
+      current = monitored_scalar("EarlyStoppingHook", values.template get<Monitor>());
+    else
+      current = static_cast<double>(evaluate_());
     if (update(current, ctx.global_step())) ctx.request_stop();
   }
 
@@ -196,6 +250,12 @@ class EarlyStoppingHook {
   /// Whether the monitored value should go up (mode max, or automatic with "acc" in the name).
   bool maximize() const { return maximize_; }
   L& logger() { return logger_; }
+  /// The hook's copy of the evaluation (early_stopping_on_evaluation).
+  Evaluate& evaluation()
+    requires(!fetches_monitor)
+  {
+    return evaluate_;
+  }
 
   /// The resumable state (hooks/checkpoint_state.hpp), saved as "hooks/EarlyStoppingHook/...".
   auto checkpoint_state() {
@@ -257,6 +317,7 @@ class EarlyStoppingHook {
   Options o_;
   bool maximize_;
   L logger_;
+  [[no_unique_address]] Evaluate evaluate_;
   double best_ = 0.0;
   std::int64_t wait_ = 0;
   std::int64_t checks_ = 0;
@@ -288,5 +349,25 @@ class EarlyStoppingHook {
   OwnedBytes owned_;
 #endif
 };
+
+/// EarlyStoppingHook on an evaluation metric, as Keras' EarlyStopping(monitor="val_loss") with
+/// validation data: `evaluate()` is called at each check (every options.every_n_iter runs,
+/// after that run's update) and returns the metric named `Monitor` (any type convertible to
+/// double); the training session fetches nothing for it. The rules, the log lines, restoring
+/// the best weights and the checkpoint state are EarlyStoppingHook's. `evaluate` is stored by
+/// value: capture what it reads (a graph bound for the validation batches, an input) by
+/// reference. For example (docs/hooks.md):
+///
+///     auto val = bind(rows, loss);  // a second graph over the model's variables
+///     auto hook = early_stopping_on_evaluation<"val_loss">(
+///         [&] { val.feed<"x">(xs, rows); val.feed<"y">(ys, rows); return val.forward(); },
+///         {.patience = 2, .restore_best_weights = true, .every_n_iter = steps_per_epoch});
+///
+/// Throws as EarlyStoppingHook's constructor; at a check, whatever `evaluate` throws.
+template <fixed_string Monitor, Logger L = StderrLogger, class Evaluate>
+EarlyStoppingHook<Monitor, L, Evaluate> early_stopping_on_evaluation(
+    Evaluate evaluate, EarlyStoppingOptions options = {}, L logger = L{}) {
+  return EarlyStoppingHook<Monitor, L, Evaluate>(std::move(evaluate), options, std::move(logger));
+}
 
 }  // namespace hookfuse
