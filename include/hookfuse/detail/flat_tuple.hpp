@@ -18,7 +18,7 @@ namespace hookfuse::detail {
 
 template <std::size_t I, class T>
 struct FlatLeaf {
-  T value;
+  [[no_unique_address]] T value;  // an empty element (NoKernel, ...) takes no room, as in std::tuple
 };
 
 template <class Seq, class... Ts>
