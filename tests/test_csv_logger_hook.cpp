@@ -87,7 +87,7 @@ TEST_CASE("append_python_float writes what Python 3's repr(float) writes", "[csv
 // io::CsvWriter
 // =============================================================================================
 
-TEST_CASE("CsvWriter quotes fields as csv.QUOTE_MINIMAL and ends rows with \\r\\n",
+TEST_CASE("CsvWriter quotes fields as csv.QUOTE_MINIMAL and ends rows with CR LF",
           "[csv][writer]") {
   hookfuse_test::TempDir dir("csv");
   const auto path = dir.path / "q.csv";
