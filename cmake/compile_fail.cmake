@@ -9,6 +9,12 @@
 #   (CMake regex syntax: no \d or \s; use [0-9] and [ \t]).
 # MODE=ok: the snippet must compile. Guards against a broken command line making every
 #   compile-fail test pass vacuously.
+# MODE=pch: compiles the header SOURCE into the precompiled header OUTPUT (SOURCE.gch's place
+#   for -include), with the snippets' own flags, so that GCC accepts it for them.
+# -DPCH=<header> (fail and ok, optional): `-include <header>` before the snippet, for snippets
+#   whose first line of code includes that header's one include (<hookfuse/hookfuse.hpp>):
+#   the same declarations, parsed once for all of them (<header>.gch, MODE=pch). GCC uses the
+#   .gch when it was built with the same flags, else it parses the header: slower, same result.
 # FLAGS_FILE is generated at configure time (tests/CMakeLists.txt) and sets
 #   HOOKFUSE_CHECK_INCLUDES, HOOKFUSE_CHECK_DEFINITIONS, HOOKFUSE_CHECK_OWN_INCLUDE and
 #   HOOKFUSE_CHECK_IMPLICIT_INCLUDES.
@@ -31,11 +37,19 @@ if(MODE STREQUAL "fail")
   if(expect STREQUAL "")
     message(FATAL_ERROR "${SOURCE}: empty `// expect:` regex")
   endif()
+elseif(MODE STREQUAL "pch")
+  if(NOT DEFINED OUTPUT)
+    message(FATAL_ERROR "compile_fail.cmake: MODE=pch needs -DOUTPUT=<file.gch>")
+  endif()
 elseif(NOT MODE STREQUAL "ok")
-  message(FATAL_ERROR "compile_fail.cmake: MODE must be fail or ok, not '${MODE}'")
+  message(FATAL_ERROR "compile_fail.cmake: MODE must be fail, ok or pch, not '${MODE}'")
 endif()
 
-set(args -std=c++20 -fsyntax-only)
+if(MODE STREQUAL "pch")
+  set(args -std=c++20 -x c++-header)
+else()
+  set(args -std=c++20 -fsyntax-only)
+endif()
 # No caret lines: an echoed source line must not be what satisfies the regex.
 if(CXX_ID STREQUAL "GNU")
   list(APPEND args -fno-diagnostics-show-caret -fdiagnostics-color=never)
@@ -57,6 +71,20 @@ endforeach()
 
 # ASCII quotes in diagnostics, whatever the caller's locale.
 set(ENV{LC_ALL} C)
+if(MODE STREQUAL "pch")
+  execute_process(
+    COMMAND "${CXX}" ${args} "${SOURCE}" -o "${OUTPUT}"
+    RESULT_VARIABLE rc
+    OUTPUT_VARIABLE output
+    ERROR_VARIABLE output)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "compile_fail.cmake: the precompiled header failed (${rc}):\n${output}")
+  endif()
+  return()
+endif()
+if(DEFINED PCH AND NOT PCH STREQUAL "")
+  list(APPEND args -include "${PCH}")
+endif()
 execute_process(
   COMMAND "${CXX}" ${args} "${SOURCE}"
   RESULT_VARIABLE rc

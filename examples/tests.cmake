@@ -20,7 +20,7 @@ if(EXISTS "${HOOKFUSE_FIXTURES_DIR}/tf/events_tf2_scalar")
                             ARGS --csv "${HOOKFUSE_FIXTURES_DIR}/tf/events_tf2_scalar"
                             PASS_REGULAR_EXPRESSION "tag,step,wall_time,value\nmy_metric,0,1585499054\\.[0-9]+,0\n.*my_metric,99,1585499054\\.[0-9]+,49\\.5\n")
 endif()
-# Checkpoints: a run to 1200 with --model_dir, a resumed run to 1875, an uninterrupted one
+# Checkpoints: a run to 120 with --model_dir, a resumed run to 250, an uninterrupted one
 # (examples/fashion_mnist/resume_test.sh; skipped without the Fashion-MNIST files).
 if(HOOKFUSE_BUILD_TESTS)
   add_test(NAME example.fashion_mnist_resume
