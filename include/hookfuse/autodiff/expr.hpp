@@ -11,6 +11,7 @@
 
 #include "hookfuse/autodiff/storage.hpp"
 #include "hookfuse/autodiff/variable.hpp"
+#include "hookfuse/detail/flat_tuple.hpp"
 
 namespace hookfuse {
 
@@ -66,7 +67,7 @@ struct Node {
   static_assert(Op::valid(Cs::dims...), "hookfuse: operand shapes do not fit this operation "
                                         "(see Op and the operand dims in the instantiation above)");
   Op op;
-  std::tuple<Cs...> children;
+  detail::FlatTuple<Cs...> children;  // an aggregate (detail/flat_tuple.hpp): cheap to instantiate
 };
 
 /// A named tensor, like the `name=` of a TensorFlow op: the name hooks fetch ("loss"). A named

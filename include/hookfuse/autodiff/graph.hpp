@@ -120,17 +120,6 @@ struct FuseAll {
 };
 struct NoOptimizer {};
 
-template <class T>
-constexpr auto flatten_all(T tape) {
-  return tape;
-}
-template <class T, class F, class... Rest>
-constexpr auto flatten_all(T tape, const F& f, const Rest&... rest) {
-  auto [next, idx] = flatten(std::move(tape), f);
-  (void)idx;
-  return flatten_all(std::move(next), rest...);
-}
-
 }  // namespace detail
 
 /// A model bound to buffers. `Loss` is the position of the loss on the tape; every tensor at or
@@ -729,10 +718,8 @@ class Graph {
 /// under one name do not compile (detail::check_unique_name). One object used twice is one tensor.
 template <Operand L, Operand... Fs>
 auto bind(Index capacity, L&& loss, Fs&&... fetches) {
-  auto [t1, loss_idx] = detail::flatten(detail::Tape<detail::EntryNil, detail::NameList<>>{},
-                                        as_expr(std::forward<L>(loss)));
-  auto tape = detail::to_tuple_tape(
-      detail::flatten_all(std::move(t1), as_expr(std::forward<Fs>(fetches))...));
+  auto [tape, loss_idx] =
+      detail::bind_tape(as_expr(std::forward<L>(loss)), as_expr(std::forward<Fs>(fetches))...);
   static_assert(decltype(loss_idx)::value != detail::npos);
   return Graph<decltype(tape), decltype(loss_idx)::value>(tape, capacity);
 }

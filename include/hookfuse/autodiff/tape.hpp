@@ -8,7 +8,7 @@
 // A name is one tensor (TensorFlow's "Variable w already exists, disallowed."): a name met a
 // second time must name the same thing. Where the two expression types differ (two Variable
 // types, a Variable and a Placeholder, two named expressions of different types) that is a
-// compile error (check_unique_name); where they are the same type, flatten compares the two
+// compile error (check_unique_name); where they are the same type, bind_tape compares the two
 // objects when the model is bound (same Variable object, same placeholder width, same op
 // constants, recursively) and reports a difference as a ValueError naming the name.
 #pragma once
@@ -37,6 +37,7 @@ struct OpEntry {
   static constexpr Dims dims = D;
   static constexpr bool requires_grad = RequiresGrad;
   static constexpr std::array<std::size_t, sizeof...(Cs)> children{Cs...};
+  using payload_type = Op;  // what the entry is built from (bind_tape)
   Op op;
 };
 
@@ -47,6 +48,7 @@ struct VarEntry {
   static constexpr Dims dims{V::rows_at_compile_time, V::cols_at_compile_time};
   static constexpr bool requires_grad = true;
   static constexpr std::array<std::size_t, 0> children{};
+  using payload_type = V*;
   V* var;
 };
 
@@ -57,6 +59,7 @@ struct InputEntry {
   static constexpr Dims dims{P::rows_at_compile_time, P::cols_at_compile_time};
   static constexpr bool requires_grad = false;
   static constexpr std::array<std::size_t, 0> children{};
+  using payload_type = P;
   P placeholder;
 };
 
@@ -107,7 +110,7 @@ constexpr bool check_unique_name() {
 // While flatten walks the expression, the entries grow one at a time in a cons list (Cons<Prev,
 // E>: one new aggregate per entry) instead of a std::tuple rebuilt by std::tuple_cat at every
 // step, which instantiated a tuple of every length on the way and so grew quadratically with
-// the number of entries. bind() turns the finished list into one FlatTuple (to_tuple_tape).
+// the number of entries. bind_tape turns the finished list's type into one FlatTuple.
 struct EntryNil {
   static constexpr std::size_t size = 0;
 };
@@ -118,14 +121,7 @@ struct EntryCons {
   E last;
 };
 
-/// Entry I of a cons list (for a name met again: check_same_tensor).
-template <std::size_t I, class Prev, class E>
-constexpr const auto& get_entry(const EntryCons<Prev, E>& list) {
-  if constexpr (I + 1 == EntryCons<Prev, E>::size)
-    return list.last;
-  else
-    return get_entry<I>(list.prev);
-}
+/// Entry I of the finished tape (for a name met again: check_same_tensor).
 template <std::size_t I, class Seq, class... Es>
 constexpr const auto& get_entry(const FlatTupleImpl<Seq, Es...>& entries) {
   return get<I>(entries);
@@ -160,7 +156,7 @@ bool same_tensor(const Entries& entries, const E& e) {
     using Entry = std::remove_cvref_t<decltype(entry)>;
     return same_op(entry.op, e.op) &&
            [&]<std::size_t... K>(std::index_sequence<K...>) {
-             return (same_tensor<Entry::children[K]>(entries, std::get<K>(e.children)) && ... &&
+             return (same_tensor<Entry::children[K]>(entries, get<K>(e.children)) && ... &&
                      true);
            }(std::make_index_sequence<Entry::children.size()>{});
   } else if constexpr (requires { typename E::summarized_type; }) {
@@ -213,14 +209,6 @@ constexpr auto entries_to_tuple(EntryCons<Prev, E>&& list, Es&&... es) {
   return entries_to_tuple(std::move(list.prev), std::move(list.last), std::move(es)...);
 }
 
-/// The finished tape, its entries in one FlatTuple (what Graph reads; detail/flat_tuple.hpp says
-/// why not a std::tuple).
-template <class Entries, class Names>
-constexpr auto to_tuple_tape(Tape<Entries, Names> tape) {
-  auto entries = entries_to_tuple(std::move(tape.entries));
-  return Tape<decltype(entries), Names>{std::move(entries)};
-}
-
 /// What flatten returns: the new tape and the position of the flattened expression on it (an
 /// index_c), or for flatten_children the children's positions (an index_sequence). A plain
 /// aggregate: std::pair's constrained constructors cost more to instantiate than the rest.
@@ -249,7 +237,7 @@ constexpr auto flatten_children(T tape, const Children& children, std::index_seq
   if constexpr (K == std::tuple_size_v<Children>) {
     return TapeAnd<T, std::index_sequence<Done...>>{std::move(tape), {}};
   } else {
-    auto [next, idx] = flatten(std::move(tape), std::get<K>(children));
+    auto [next, idx] = flatten(std::move(tape), get<K>(children));
     return flatten_children<K + 1>(std::move(next), children,
                                    std::index_sequence<Done..., decltype(idx)::value>{});
   }
@@ -260,16 +248,19 @@ constexpr auto append_op(T tape, const Op& op, std::index_sequence<Cs...>) {
   return append(std::move(tape), OpEntry<Op, S, D, RG, Cs...>{op});
 }
 
-/// The name of `e` (a Variable, Placeholder or Named) is already on the tape at `found`:
-/// checks that it names the same tensor (see the file comment) and returns the tape as is.
+/// The name of `e` (a Variable, Placeholder or Named) is already on the tape at `found`: fails to
+/// compile when it came with another type (check_unique_name) and returns the tape as is
+/// (bind_tape checks, once the entries exist, that it names the same object).
 template <std::size_t Found, class T, class E>
-constexpr auto reuse_name(T tape, const E& e) {
+constexpr auto reuse_name(T tape, const E&) {
   using First = typename named_type<E::name, typename T::names_type>::type;
-  if constexpr (check_unique_name<E::name, First, E>()) check_same_tensor<Found>(tape.entries, e);
+  constexpr bool same_type = check_unique_name<E::name, First, E>();
+  static_assert(same_type);
   return TapeAnd<T, index_c<Found>>{std::move(tape), {}};
 }
 
-/// Adds `e` and everything below it to the tape; returns the new tape and e's position.
+/// Adds `e` and everything below it to the tape; returns the new tape and e's position. Only
+/// evaluated for its type (flat_result): bind_tape writes the entries' values where they belong.
 template <class T, class E>
 constexpr auto flatten(T tape, const E& e) {
   using Names = typename T::names_type;
@@ -300,6 +291,121 @@ constexpr auto flatten(T tape, const E& e) {
     auto t3 = add_name<E::name, decltype(idx)::value, E>(std::move(t2));
     return TapeAnd<decltype(t3), decltype(idx)>{std::move(t3), idx};
   }
+}
+
+/// The tape and position flatten(T, E) gives, as types: `tape_type` and `index` (constexpr).
+template <class T, class E>
+struct flat_result {
+  using result = decltype(flatten(std::declval<T>(), std::declval<const E&>()));
+  using tape_type = decltype(std::declval<result>().tape);
+  static constexpr std::size_t index = decltype(std::declval<result>().index)::value;
+};
+
+/// The walk flatten makes, at run time and without the tape: T is the tape (type) before `e`.
+/// At each new entry it calls visit.entry(index_c<I>, payload) with what entry I is built from
+/// (the Variable pointer, the placeholder, the op); at each name met again,
+/// visit.reused(index_c<I>, e). Each call passes references only, so the work is linear in the
+/// number of nodes (flatten's by-value tape cost the optimiser time quadratic in it).
+template <class T, class E, class Visit>
+constexpr void walk_tape(const E& e, Visit& visit);
+
+template <std::size_t K, class T, class Children, class Visit>
+constexpr void walk_children(const Children& children, Visit& visit) {
+  if constexpr (K < std::tuple_size_v<Children>) {
+    using Child = std::tuple_element_t<K, Children>;
+    walk_tape<T>(get<K>(children), visit);
+    walk_children<K + 1, typename flat_result<T, Child>::tape_type>(children, visit);
+  }
+}
+
+template <class T, class E, class Visit>
+constexpr void walk_tape(const E& e, Visit& visit) {
+  if constexpr (requires { typename E::summarized_type; }) {
+    walk_tape<T>(e.tensor, visit);
+  } else if constexpr (requires { typename E::op_type; }) {
+    walk_children<0, T>(e.children, visit);
+    visit.entry(index_c<flat_result<T, E>::index>{}, e.op);
+  } else if constexpr (constexpr std::size_t found = find_name<E::name>(typename T::names_type{});
+                       found != npos) {
+    visit.reused(index_c<found>{}, e);
+  } else if constexpr (requires { typename E::variable_type; }) {
+    visit.entry(index_c<size_of_tape<T>>{}, e.var);
+  } else if constexpr (requires { typename E::placeholder_type; }) {
+    visit.entry(index_c<size_of_tape<T>>{}, e.placeholder);
+  } else {
+    walk_tape<T>(e.expr, visit);  // Named<Name, X>
+  }
+}
+
+/// walk_tape over several expressions in turn (a loss, then the fetches).
+template <class T, class Visit>
+constexpr void walk_all(Visit&) {}
+template <class T, class Visit, class F, class... Rest>
+constexpr void walk_all(Visit& visit, const F& f, const Rest&... rest) {
+  walk_tape<T>(f, visit);
+  walk_all<typename flat_result<T, F>::tape_type>(visit, rest...);
+}
+
+template <class T>
+constexpr auto flatten_all_types(T tape) {
+  return tape;
+}
+template <class T, class F, class... Rest>
+constexpr auto flatten_all_types(T tape, const F& f, const Rest&... rest) {
+  auto [next, idx] = flatten(std::move(tape), f);
+  (void)idx;
+  return flatten_all_types(std::move(next), rest...);
+}
+
+/// Visitor of bind_tape's first walk: the address of each entry's payload.
+struct CollectPayloads {
+  const void** payloads;
+  template <std::size_t I, class P>
+  constexpr void entry(index_c<I>, const P& payload) {
+    payloads[I] = &payload;
+  }
+  template <std::size_t I, class E>
+  constexpr void reused(index_c<I>, const E&) {}
+};
+
+/// Visitor of bind_tape's second walk: each name met again must name the same object.
+template <class Entries>
+struct CheckReusedNames {
+  const Entries& entries;
+  template <std::size_t I, class P>
+  constexpr void entry(index_c<I>, const P&) {}
+  template <std::size_t I, class E>
+  void reused(index_c<I>, const E& e) {
+    check_same_tensor<I>(entries, e);
+  }
+};
+
+template <std::size_t... I, class... Es>
+constexpr auto build_entries(std::type_identity<FlatTupleImpl<std::index_sequence<I...>, Es...>>,
+                             const void* const* payloads) {
+  return FlatTupleImpl<std::index_sequence<I...>, Es...>{
+      FlatLeaf<I, Es>{Es{*static_cast<const typename Es::payload_type*>(payloads[I])}}...};
+}
+
+/// The finished tape (its entries in one FlatTuple) of `loss` followed by `fetches`, and the
+/// loss's position on it. The tape's type comes from flatten in unevaluated context; its values
+/// are written once, each into its place. Throws ValueError when a name met again names another
+/// object (check_same_tensor).
+template <class L, class... Fs>
+auto bind_tape(const L& loss, const Fs&... fetches) {
+  using Start = Tape<EntryNil, NameList<>>;
+  using Listed =
+      decltype(flatten_all_types(std::declval<Start>(), std::declval<const L&>(),
+                                 std::declval<const Fs&>()...));
+  using Entries = decltype(entries_to_tuple(std::declval<typename Listed::entries_type>()));
+  using Final = Tape<Entries, typename Listed::names_type>;
+  std::array<const void*, Listed::entries_type::size> payloads{};
+  CollectPayloads collect{payloads.data()};
+  walk_all<Start>(collect, loss, fetches...);
+  Final tape{build_entries(std::type_identity<Entries>{}, payloads.data())};
+  CheckReusedNames<Entries> check{tape.entries};
+  walk_all<Start>(check, loss, fetches...);
+  return TapeAnd<Final, index_c<flat_result<Start, L>::index>>{std::move(tape), {}};
 }
 
 }  // namespace hookfuse::detail
