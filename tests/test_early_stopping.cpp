@@ -1,6 +1,7 @@
 // EarlyStoppingHook (keras.callbacks.EarlyStopping's rules) and hook state in checkpoints
 // ("hooks/<hook name>/<field>", session/hook_state.hpp): exact stopping steps on fed sequences,
 // best weights restored, a resumed run stopping where an uninterrupted one does.
+#include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -459,6 +460,92 @@ TEST_CASE("Hook state: a checkpoint without the hook's keys leaves its initial s
   // From its initial state: c0 3.0 best (never stops), c1 3.2 wait 1 -> stop at step 5.
   run_until_stop(s);
   CHECK(s.global_step() == 5);
+}
+
+TEST_CASE(
+    "Hook state: a hook inside a ConditionalHook saves its state when present, none when "
+    "absent",
+    "[hooks][early_stopping][checkpoint][conditional]") {
+  // The sequence of the resumed-run case above: mode min, patience 3; an uninterrupted run
+  // stops at global step 10, and the state after run 8 is best 2.9, wait 1, 8 checks.
+  const std::vector<double> seq = {5.0, 4.0, 4.5, 3.0, 3.2, 3.1, 2.9, 3.0, 3.0, 3.0, 2.0, 1.0};
+  const ES::Options opts{.patience = 3};
+  hookfuse_test::TempDir dir("early_cond");
+  const fs::path present = dir.path / "present", absent = dir.path / "absent";
+  {  // Present (the chief): trains to step 8, saved at end().
+    Model m;
+    hf::MonitoredTrainingSession s(
+        m.train_op(), SequenceInput{&seq}, Quiet{.checkpoint_dir = present.string()},
+        hf::hooks(hf::StopAtStepHook({.last_step = 8}), hf::ConditionalHook(ES(opts), true)),
+        m.probe());
+    run_until_stop(s);
+    CHECK(s.global_step() == 8);
+    s.close();
+  }
+  {
+    const hf::io::CheckpointReader r(present / "model.ckpt-8");
+    CHECK(r.get_tensor<double>("hooks/EarlyStoppingHook/best") == std::vector<double>{2.9});
+    CHECK(r.get_tensor<std::int64_t>("hooks/EarlyStoppingHook/wait") ==
+          std::vector<std::int64_t>{1});
+    CHECK(r.get_tensor<std::int64_t>("hooks/EarlyStoppingHook/checks") ==
+          std::vector<std::int64_t>{8});
+  }
+  {  // Resumed with the hook present: it continues from wait 1 and stops at step 10.
+    Model m;
+    hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq, 8},
+                                   Quiet{.checkpoint_dir = present.string()},
+                                   hf::hooks(hf::ConditionalHook(ES(opts), true)), m.probe());
+    REQUIRE(s.restored_from_checkpoint());
+    REQUIRE(s.hook<hf::ConditionalHook<ES>>().has_value());
+    CHECK(s.hook<hf::ConditionalHook<ES>>().get_if()->wait() == 1);
+    CHECK(s.hook<hf::ConditionalHook<ES>>().get_if()->checks() == 8);
+    run_until_stop(s);
+    CHECK(s.global_step() == 10);
+    CHECK(s.hook<hf::ConditionalHook<ES>>().get_if()->stopped_step() == 10);
+  }
+  {  // Absent (a non-chief): none of its keys; a second EarlyStoppingHook beside it keeps the
+     // suffix _1, so the keys do not depend on which conditional hooks a run installs.
+    Model m;
+    hf::MonitoredTrainingSession s(
+        m.train_op(), SequenceInput{&seq}, Quiet{.checkpoint_dir = absent.string()},
+        hf::hooks(hf::StopAtStepHook({.last_step = 8}), hf::ConditionalHook(ES(opts), false),
+                  ES({.patience = 100})),
+        m.probe());
+    const auto vars = s.variables();
+    std::vector<std::string> names;
+    for (const auto& v : vars) names.emplace_back(v.name);
+    const std::vector<std::string> expected = {"W",
+                                               "b",
+                                               "global_step",
+                                               "hooks/EarlyStoppingHook_1/best",
+                                               "hooks/EarlyStoppingHook_1/wait",
+                                               "hooks/EarlyStoppingHook_1/checks",
+                                               "hooks/EarlyStoppingHook_1/runs_to_check",
+                                               "hooks/EarlyStoppingHook_1/best_step",
+                                               "hooks/EarlyStoppingHook_1/stopped_step"};
+    CHECK(names == expected);
+    CHECK(decltype(vars)::capacity() == 3 + 6 + 6);
+    run_until_stop(s);
+    CHECK(s.global_step() == 8);
+    s.close();
+  }
+  std::vector<std::string> saved;
+  for (const auto& [name, shape] : hf::io::list_variables(absent / "model.ckpt-8"))
+    saved.push_back(name);
+  CHECK(std::find(saved.begin(), saved.end(), "hooks/EarlyStoppingHook/wait") == saved.end());
+  CHECK(std::find(saved.begin(), saved.end(), "hooks/EarlyStoppingHook_1/wait") != saved.end());
+  CHECK(saved.size() == 9);
+  {  // That checkpoint restored into a run where the hook is present: its initial state.
+    Model m;
+    hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq, 8},
+                                   Quiet{.checkpoint_dir = absent.string()},
+                                   hf::hooks(hf::ConditionalHook(ES(opts), true)), m.probe());
+    REQUIRE(s.restored_from_checkpoint());
+    CHECK(s.global_step() == 8);
+    CHECK(s.hook<hf::ConditionalHook<ES>>().get_if()->checks() == 0);
+    CHECK(s.hook<hf::ConditionalHook<ES>>().get_if()->best() ==
+          std::numeric_limits<double>::infinity());
+  }
 }
 
 TEST_CASE("Hook state: ReduceLROnPlateauHook resumes with its reduced rate and counters",

@@ -6,7 +6,9 @@
 // changes neither the variables nor the global step. Which events each session kind emits is
 // checked at compile time below; a hook declaring an event its session never emits is the
 // compile-fail test tests/compile_fail/gradient_hook_in_evaluation_session.cpp. A run after the
-// first allocates nothing (tests/alloc_counter.hpp, which this executable alone links).
+// first allocates nothing (tests/alloc_counter.hpp, which this executable alone links). Both
+// session kinds flush denormals to zero while they compute, as TensorFlow's CPU ops do, and
+// restore the caller's floating-point mode (the last case).
 //
 // The model is y = W x + b with W = 0.5, b = 0.25; batch i (from 1) feeds x = i, y = 2 i, so its
 // loss is (0.5 i + 0.25 - 2 i)^2 = (0.25 - 1.5 i)^2: 1.5625, 7.5625, 18.0625 for i = 1, 2, 3.
@@ -18,6 +20,8 @@
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <hookfuse/hookfuse.hpp>
 #include <stdexcept>
 #include <string>
@@ -197,4 +201,64 @@ TEST_CASE("MonitoredSession: after the first run, run() allocates nothing", "[ev
   // sum over i = 1..21 of (0.25 - 1.5 i)^2 = 21 * 0.0625 - 0.75 * 231 + 2.25 * 3311
   CHECK(sum.sum == Approx(21 * 0.0625 - 0.75 * 231 + 2.25 * 3311));
   CHECK_FALSE(session.should_stop());
+}
+
+namespace {
+/// A saver for SessionOptions in builds without hookfuse/io; never called (no checkpoint_dir).
+struct NoSaver {
+  std::string save(VariableList, std::string_view, std::int64_t) { return {}; }
+  std::optional<std::string> restore_latest(VariableList, std::string_view) { return {}; }
+};
+}  // namespace
+
+TEST_CASE("Both sessions flush denormals to zero while they compute (TensorFlow's CPU ops), "
+          "and restore the caller's mode",
+          "[evaluation][session][denormal]") {
+  static_assert(detail::ScopedFlushDenormal::supported,
+                "every target hookfuse tests on (x86-64, AArch64, Armv7E-M with FPU) can flush");
+  // TensorFlow's denormal_test: 0.1 * np.finfo(dtype).tiny evaluates to exactly 0 on a CPU,
+  // for float32 and float64, and numpy code run after it still sees denormals (tiny / 16 * 16
+  // == tiny). IEEE 754 without flushing gives a denormal, about 1.2e-39 for float.
+  const float tiny = std::numeric_limits<float>::min();
+  volatile float host_tiny = tiny;  // volatile: computed at run time, in the caller's mode
+  const float ieee = host_tiny * 0.1f;
+  REQUIRE(ieee > 0.0f);
+  REQUIRE(ieee < tiny);
+  const float xs[] = {tiny};
+  const float ys[] = {0.0f};
+  Model m;
+  auto flush = named<"flush">(scale(m.x, 0.1f));
+  {
+    MonitoredTrainingSession session(m.train_op(), caller_feeds(1), hooks(), flush);
+    const auto v = session.run<"flush">(feed<"x">(xs, 1), feed<"y">(ys, 1));
+    REQUIRE(v.has_value());
+    CHECK(v->get<"flush">().item() == 0.0);
+    CHECK(session.fetch<"flush">().item() == 0.0);
+  }
+  CHECK(host_tiny / 16.0f * 16.0f == tiny);  // the caller's mode: denormals kept
+  {
+    MonitoredTrainingSession session(m.train_op(), caller_feeds(1),
+                                     SessionOptions<NoSaver>{.flush_denormals = false}, hooks(),
+                                     flush);
+    const auto v = session.run<"flush">(feed<"x">(xs, 1), feed<"y">(ys, 1));
+    REQUIRE(v.has_value());
+    CHECK(v->get<"flush">().item() == static_cast<double>(ieee));  // IEEE 754's denormal
+  }
+  {
+    MonitoredSession session(m.gs, caller_feeds(1), hooks(), flush);
+    const auto v = session.run<"flush">(feed<"x">(xs, 1));
+    REQUIRE(v.has_value());
+    CHECK(v->get<"flush">().item() == 0.0);
+  }
+  CHECK(host_tiny / 16.0f * 16.0f == tiny);
+  // float64 too.
+  Placeholder<"d", double, 1> d;
+  auto flush64 = named<"flush64">(scale(d, 0.1));
+  const double dtiny[] = {std::numeric_limits<double>::min()};
+  MonitoredSession session(m.gs, caller_feeds(1), hooks(), flush64);
+  const auto v = session.run<"flush64">(feed<"d">(dtiny, 1));
+  REQUIRE(v.has_value());
+  CHECK(v->get<"flush64">().item() == 0.0);
+  volatile double host_dtiny = dtiny[0];
+  CHECK(host_dtiny * 0.1 > 0.0);
 }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <hookfuse/hookfuse.hpp>
 #include <stdexcept>
 #include <string>
@@ -698,4 +699,82 @@ TEST_CASE("Session: a session without hooks", "[session]") {
   MonitoredTrainingSession session(m.train_op(), CountingInput{.limit = 4}, hooks());
   CHECK(run_until_stop(session) == 5);
   CHECK(session.global_step() == 4);
+}
+
+namespace {
+/// Busy every third run of its own count (0, 3, 6, ...: runs 1, 4, 7, ...), where it fetches
+/// "loss"; says so through idle_runs() (SkipsIdleRuns) and records what the session tells it.
+struct EveryThird {
+  Events* events;
+  std::int64_t count = 0;  // runs received or skipped
+  SessionRunArgs<"loss"> before_run(SessionRunContext&) {
+    events->push_back("before_run#" + std::to_string(count));
+    return {count % 3 == 0};
+  }
+  void after_run(SessionRunContext&, const SessionRunValues<"loss">& v) {
+    if (count % 3 == 0) events->push_back("loss " + std::to_string(v.get<"loss">().item()));
+    ++count;
+  }
+  std::int64_t idle_runs() const { return (3 - count % 3) % 3; }
+  void skip_runs(std::int64_t n) {
+    events->push_back("skip_runs " + std::to_string(n));
+    count += n;
+  }
+  template <class S>
+  void end(S&) {
+    events->push_back("end#" + std::to_string(count));
+  }
+};
+}  // namespace
+
+TEST_CASE("Session: hooks that say when they are idle are not called in runs where all are idle",
+          "[session][idle]") {
+  Events events;
+  Model m;
+  CountingInput input;
+  input.limit = 10;
+  MonitoredTrainingSession s(m.train_op(), input, hooks(EveryThird{&events}));
+  static_assert(decltype(s)::skips_idle_runs);
+  for (int i = 0; i < 7; ++i) s.run();  // called in runs 1, 4, 7; told of 2 + 2 runs sat out
+  // loss = y^2 = (2 i)^2 with W = b = 0: 4, 64, 196 in runs 1, 4, 7.
+  CHECK(events == Events{"before_run#0", "loss 4.000000", "skip_runs 2", "before_run#3",
+                         "loss 64.000000", "skip_runs 2", "before_run#6", "loss 196.000000"});
+  events.clear();
+  CHECK(s.hook<0>().count == 7);  // handed out: the next run asks the hook again
+  s.run();                        // run 8: called (count 7, idle until 9)
+  s.run();                        // run 9: idle
+  CHECK(s.hook<EveryThird>().count == 9);  // told of run 9 first
+  s.run();                                 // run 10: busy
+  CHECK_FALSE(s.run());  // the input ran out in an idle run: not counted as sat out
+  s.close();
+  CHECK(events == Events{"before_run#7", "skip_runs 1", "before_run#9", "loss 400.000000",
+                         "end#10"});
+  CHECK(m.gs.value == 10);
+}
+
+TEST_CASE("Session: the idle fast path only when every hook can sit out runs", "[session][idle]") {
+  Events events;
+  Model m;
+  using WithIdle = decltype(MonitoredTrainingSession(m.train_op(), CountingInput{},
+                                                     hooks(EveryThird{&events},
+                                                           LoggingTensorHook<"loss">(
+                                                               {.every_n_iter = 5}))));
+  static_assert(WithIdle::skips_idle_runs);
+  using WithNan = decltype(MonitoredTrainingSession(
+      m.train_op(), CountingInput{}, hooks(EveryThird{&events}, NanTensorHook<"loss">())));
+  static_assert(!WithNan::skips_idle_runs);  // NanTensorHook checks the loss every run
+  using WithRecording = decltype(MonitoredTrainingSession(
+      m.train_op(), CountingInput{}, hooks(RecordingHook{"a", &events})));
+  static_assert(!WithRecording::skips_idle_runs);
+  using NoHooks = decltype(MonitoredTrainingSession(m.train_op(), CountingInput{}, hooks()));
+  static_assert(!NoHooks::skips_idle_runs);
+  // An every_n_secs LoggingTensorHook is never idle (the clock decides each run), an at_end
+  // one always is.
+  CHECK(LoggingTensorHook<"loss">({.every_n_secs = 1.0}).idle_runs() == 0);
+  CHECK(LoggingTensorHook<"loss">({.at_end = true}).idle_runs() ==
+        std::numeric_limits<std::int64_t>::max());
+  // A ConditionalHook forwards; an empty one is idle for good.
+  CHECK(ConditionalHook(EveryThird{&events}, false).idle_runs() ==
+        std::numeric_limits<std::int64_t>::max());
+  CHECK(ConditionalHook(EveryThird{&events}, true).idle_runs() == 0);
 }

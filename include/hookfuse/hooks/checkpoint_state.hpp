@@ -31,7 +31,9 @@ constexpr StateField<Name, T> state_field(T& member) {
 /// keys, "EarlyStoppingHook") and `checkpoint_state()` returning a std::tuple of StateField
 /// (pointers into the hook, so restoring writes the hook). The session restores the fields
 /// after every hook's begin() and before any after_create_session, so begin() resets state and
-/// after_create_session sees the restored values.
+/// after_create_session sees the restored values. A hook may also have
+/// `bool checkpoint_state_present() const`: while it returns false the session leaves the
+/// hook's fields out of its checkpoints (ConditionalHook when empty).
 ///
 ///     static constexpr fixed_string checkpoint_name = "MyHook";
 ///     auto checkpoint_state() { return std::tuple(state_field<"count">(count_)); }

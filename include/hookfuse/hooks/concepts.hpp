@@ -147,6 +147,27 @@ concept HandlesBeforeApplyGradients = requires(H& h, Context& gradients) {
 template <class H>
 concept GradientHook = DeclaresBeforeApplyGradients<H>;
 
+/// A hook that can sit out the runs in which it would do nothing: the training session's idle
+/// fast path (session/monitored_session.hpp). Two members:
+///   `std::int64_t idle_runs() const`, asked after every after_run the hook receives: how many of
+///     the following runs are idle for it: in each, before_run would request nothing, feed
+///     nothing and change nothing, and after_run would change nothing but the hook's own run
+///     count (LoggingTensorHook's iter_count between its every_n_iter triggers). 0: the next run
+///     is not idle. std::numeric_limits<std::int64_t>::max(): none will need it.
+///   `void skip_runs(std::int64_t n)`, called before the next event the hook receives after it
+///     sat out n >= 1 completed runs (and before session.hook<...>(), session.hooks(),
+///     session.variables() and close() hand the hook out): advances its run count by n, as n
+///     idle runs would have. A run that ends the input or throws is not counted (after_run
+///     would not have been called).
+/// When every hook of a session is SkipsIdleRuns, or has no run event at all, a run in which
+/// every hook is idle calls no hook: the step is the graph's work alone. TensorFlow has no
+/// counterpart: its hooks are called every run.
+template <class H>
+concept SkipsIdleRuns = requires(H& h, const H& c, std::int64_t n) {
+  { c.idle_runs() } -> std::convertible_to<std::int64_t>;
+  h.skip_runs(n);
+};
+
 /// The variables a gradient hook touches, by their own names (see GradientHook).
 template <fixed_string... Names>
 struct GradientVariables {

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -146,6 +147,19 @@ class BasicLoggingTensorHook {
     std::size_t i = 0;
     ((values.results[i++] = session.template fetch<Names>()), ...);
     log_tensors(values);
+  }
+
+  /// The runs until the next trigger of an every_n_iter hook (idle for the session's fast path,
+  /// SkipsIdleRuns); 0 for every_n_secs (the clock decides each run); all of them for an
+  /// at_end-only hook.
+  std::int64_t idle_runs() const {
+    if (!timer_) return std::numeric_limits<std::int64_t>::max();
+    return timer_->steps_before_trigger(iter_count_);
+  }
+  /// n runs sat out: counted as n runs without a trigger.
+  void skip_runs(std::int64_t n) {
+    iter_count_ += n;
+    should_trigger_ = false;
   }
 
   /// Runs seen so far.

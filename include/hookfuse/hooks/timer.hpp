@@ -75,6 +75,16 @@ class SecondOrStepTimer {
     return should_trigger_past(step);
   }
 
+  /// How many steps from `step` on (step, step + 1, ...) certainly do not trigger: 0 when
+  /// `step` may (before the first trigger, for a time-based timer, once the interval has
+  /// passed); INT64_MAX when no int64 step will. What a hook's idle_runs() is made of
+  /// (SkipsIdleRuns, hooks/concepts.hpp). Reads no clock.
+  std::int64_t steps_before_trigger(std::int64_t step) const {
+    if (!every_steps_ || !last_step_) return 0;
+    if (beyond_int64_) return std::numeric_limits<std::int64_t>::max();
+    if (step >= not_before_) return 0;
+    return detail::saturating_sub(not_before_, step);
+  }
   /// Seconds and steps since the previous trigger (both empty at the first trigger). `steps` is
   /// clamped to the int64 range (only reachable with negative steps).
   struct Elapsed {

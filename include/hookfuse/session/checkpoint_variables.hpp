@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -108,6 +109,35 @@ struct CheckpointVariable {
 /// The list a Saver receives: every variable to save or restore, each once.
 using VariableList = std::span<const CheckpointVariable>;
 
+/// Room for N descriptors, of which the first size() are in use: a session's variable list when
+/// some of its hooks may be absent (session/hook_state.hpp: a ConditionalHook left empty saves
+/// and restores nothing). Contiguous, so `VariableList(vars.data(), vars.size())` views it. No
+/// heap.
+template <std::size_t N>
+struct VariableArray {
+  std::array<CheckpointVariable, N> items{};
+  std::size_t count = 0;
+
+  static constexpr std::size_t capacity() { return N; }
+  constexpr std::size_t size() const { return count; }
+  constexpr bool empty() const { return count == 0; }
+  constexpr const CheckpointVariable* data() const { return items.data(); }
+  constexpr const CheckpointVariable* begin() const { return items.data(); }
+  constexpr const CheckpointVariable* end() const { return items.data() + count; }
+  /// Descriptor i, i < size() (checked in debug builds).
+  constexpr const CheckpointVariable& operator[](std::size_t i) const {
+    assert(i < count);
+    return items[i];
+  }
+  constexpr const CheckpointVariable& front() const { return (*this)[0]; }
+  constexpr const CheckpointVariable& back() const { return (*this)[count - 1]; }
+  /// Appends one (at most N in all; checked in debug builds).
+  constexpr void push_back(const CheckpointVariable& v) {
+    assert(count < N);
+    items[count++] = v;
+  }
+};
+
 namespace detail {
 
 /// The descriptor of one Variable: its name, dtype, TensorFlow shape (Variable::tf_rank) and
@@ -135,9 +165,12 @@ inline CheckpointVariable checkpoint_variable(GlobalStep& step) {
 
 template <class Entries, std::size_t... I>
 constexpr std::size_t count_variables(std::index_sequence<I...>) {
-  return (std::size_t{requires { typename std::tuple_element_t<I, Entries>::variable_type; }} +
-          ... + 0);
+  return (std::size_t{requires { typename std::tuple_element_t<I, Entries>::variable_type;
 }
+}  // namespace detail
+ +
+          ... + 0);
+ }  // namespace hookfuse
 
 }  // namespace detail
 

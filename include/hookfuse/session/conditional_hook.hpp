@@ -8,10 +8,13 @@
 // only when the hook is present: an absent hook gets no event and requests nothing.
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <type_traits>
 #include <utility>
 
+#include "hookfuse/hooks/checkpoint_state.hpp"
 #include "hookfuse/hooks/concepts.hpp"
 #include "hookfuse/hooks/step_timeline.hpp"
 
@@ -115,12 +118,42 @@ struct ForwardPhaseTimings<D, H, true> {
   }
 };
 
+// A hook with resumable state (hooks/checkpoint_state.hpp) keeps its checkpoint keys inside the
+// slot; when absent, checkpoint_state_present() is false and the session leaves its fields out
+// (session/hook_state.hpp).
+template <class D, class H, bool = HasCheckpointState<H>>
+struct ForwardCheckpointState {};
+template <class D, class H>
+struct ForwardCheckpointState<D, H, true> {
+  static constexpr auto checkpoint_name = H::checkpoint_name;
+  bool checkpoint_state_present() const { return static_cast<const D*>(this)->has_value(); }
+  /// The hook's fields; only when checkpoint_state_present().
+  auto checkpoint_state() { return static_cast<D*>(this)->get_if()->checkpoint_state(); }
+};
+
+// A hook that says when it is idle (SkipsIdleRuns) keeps saying it; an absent one is idle for
+// good.
+template <class D, class H, bool = SkipsIdleRuns<H>>
+struct ForwardIdleRuns {};
+template <class D, class H>
+struct ForwardIdleRuns<D, H, true> {
+  std::int64_t idle_runs() const {
+    const auto* h = static_cast<const D*>(this)->get_if();
+    return h != nullptr ? h->idle_runs() : std::numeric_limits<std::int64_t>::max();
+  }
+  void skip_runs(std::int64_t n) {
+    if (auto* h = static_cast<D*>(this)->get_if()) h->skip_runs(n);
+  }
+};
+
 }  // namespace detail
 
 /// A hook present or not, decided when the session is made: `Stored` is a hook or a
 /// std::reference_wrapper to one (std::ref(h)). Declares the events the hook declares and
 /// forwards them when present; when absent, before_run requests nothing
-/// (SessionRunArgs<...>::none()) and no other event reaches anything.
+/// (SessionRunArgs<...>::none()) and no other event reaches anything. A hook with checkpoint
+/// state (EarlyStoppingHook, ...) saves and restores it under the same keys as outside the slot
+/// when present, and nothing when absent.
 template <class Stored>
 class ConditionalHook
     : public detail::ForwardBegin<ConditionalHook<Stored>, hook_t<Stored>>,
@@ -129,7 +162,9 @@ class ConditionalHook
       public detail::ForwardBeforeApplyGradients<ConditionalHook<Stored>, hook_t<Stored>>,
       public detail::ForwardAfterRun<ConditionalHook<Stored>, hook_t<Stored>>,
       public detail::ForwardEnd<ConditionalHook<Stored>, hook_t<Stored>>,
-      public detail::ForwardPhaseTimings<ConditionalHook<Stored>, hook_t<Stored>> {
+      public detail::ForwardPhaseTimings<ConditionalHook<Stored>, hook_t<Stored>>,
+      public detail::ForwardCheckpointState<ConditionalHook<Stored>, hook_t<Stored>>,
+      public detail::ForwardIdleRuns<ConditionalHook<Stored>, hook_t<Stored>> {
  public:
   using hook_type = hook_t<Stored>;
   /// Pins gradients like the hook it may hold (decided at compile time, present or not).

@@ -25,6 +25,7 @@
 
 #include "hookfuse/autodiff/graph.hpp"
 #include "hookfuse/config.hpp"
+#include "hookfuse/detail/denormal.hpp"
 #include "hookfuse/errors.hpp"
 #include "hookfuse/hooks/concepts.hpp"
 #include "hookfuse/hooks/step_timeline.hpp"
@@ -168,16 +169,21 @@ class MonitoredSession
     hana::for_each(args, [this](const auto& a) { detail::apply_hook_feeds(graph_, a); });
     typename graph_type::read_set reads{};  // no forward pass: only what is fetched
     detail::check_step_feeds<Fetch...>(graph_, args, reads);
-    // One callable for every hook (see MonitoredTrainingSession::step): one fill_values per
-    // name list, not one per hook.
-    const auto fetch_named = [this]<fixed_string N>() { return fetch<N>(); };
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (detail::fill_values(hana::at_c<I>(values_), hana::at_c<I>(args), fetched_[I], fetch_named),
-       ...);
-    }(std::make_index_sequence<num_hooks>{});
-    std::size_t k = 0;
-    ((caller.results[k++] = fetch<Fetch>()), ...);
-    (void)k;
+    {  // Denormals flushed to zero while the tensors are computed, as in the training session
+       // (SessionOptions::flush_denormals; here always, as TensorFlow's CPU ops).
+      const detail::ScopedFlushDenormal flush(true);
+      // One callable for every hook (see MonitoredTrainingSession::step): one fill_values per
+      // name list, not one per hook.
+      const auto fetch_named = [this]<fixed_string N>() { return fetch<N>(); };
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        (detail::fill_values(hana::at_c<I>(values_), hana::at_c<I>(args), fetched_[I],
+                             fetch_named),
+         ...);
+      }(std::make_index_sequence<num_hooks>{});
+      std::size_t k = 0;
+      ((caller.results[k++] = fetch<Fetch>()), ...);
+      (void)k;
+    }
     detail::call_after_run(hooks_, ctx, values_, [] {});
     return this->finish_step(true, ctx);
   }

@@ -12,12 +12,15 @@
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/unpack.hpp>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <utility>
 
 #include "hookfuse/config.hpp"
 #include "hookfuse/fixed_string.hpp"
 #include "hookfuse/hooks/concepts.hpp"
+#include "hookfuse/hooks/step_timeline.hpp"
 #include "hookfuse/session/feeds.hpp"
 
 namespace hookfuse {
@@ -103,6 +106,47 @@ void call_end(Hooks& hs, Session& session) {
   boost::hana::for_each(hs, [&session](auto& stored) {
     auto& h = hook_ref(stored);
     if constexpr (HandlesEnd<std::remove_cvref_t<decltype(h)>, Session>) h.end(session);
+  });
+}
+
+/// A hook the idle fast path may leave out of a run (SkipsIdleRuns, hooks/concepts.hpp): one
+/// that says when it is idle, or one with no run event (no before_run, after_run, gradient
+/// event or phase timings). A gradient hook or a phase-timing hook is never left out.
+template <class H>
+inline constexpr bool idle_capable =
+    !DeclaresBeforeApplyGradients<H> && !WantsPhaseTimings<H> &&
+    (SkipsIdleRuns<H> || (!DeclaresBeforeRun<H> && !DeclaresAfterRun<H>));
+template <class Hooks>
+inline constexpr bool all_idle_capable = false;
+template <class... Hs>
+inline constexpr bool all_idle_capable<boost::hana::tuple<Hs...>> =
+    (idle_capable<hook_t<Hs>> && ...);
+
+template <class Hooks>
+inline constexpr bool any_skips_idle_runs = false;
+template <class... Hs>
+inline constexpr bool any_skips_idle_runs<boost::hana::tuple<Hs...>> =
+    (SkipsIdleRuns<hook_t<Hs>> || ... || false);
+
+/// The fewest idle runs over the hooks that say (INT64_MAX when none does).
+template <class... Hs>
+std::int64_t min_idle_runs(boost::hana::tuple<Hs...>& hs) {
+  std::int64_t n = std::numeric_limits<std::int64_t>::max();
+  boost::hana::for_each(hs, [&n](auto& stored) {
+    auto& h = hook_ref(stored);
+    if constexpr (SkipsIdleRuns<std::remove_cvref_t<decltype(h)>>) {
+      const std::int64_t k = h.idle_runs();
+      n = k < n ? k : n;
+    }
+  });
+  return n < 0 ? 0 : n;
+}
+/// skip_runs(n) on every hook that says when it is idle.
+template <class... Hs>
+void call_skip_runs(boost::hana::tuple<Hs...>& hs, std::int64_t n) {
+  boost::hana::for_each(hs, [n](auto& stored) {
+    auto& h = hook_ref(stored);
+    if constexpr (SkipsIdleRuns<std::remove_cvref_t<decltype(h)>>) h.skip_runs(n);
   });
 }
 

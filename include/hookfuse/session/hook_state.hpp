@@ -7,7 +7,10 @@
 // layer names: dense, dense_1). Every key is a compile-time string: building the list allocates
 // nothing. The descriptors are `optional`: restoring a checkpoint written without them (before
 // the hook was added, or by an older version) leaves the hook's state as begin() set it.
-// Hooks inside a ConditionalHook (chief-only hooks) are not looked into.
+// A hook inside a ConditionalHook (a chief-only hook) has its fields when present; when absent
+// they are left out of the list, so nothing is saved under them and a restore leaves them alone.
+// An absent hook still counts for the "_<k>" suffixes: the keys do not depend on which
+// conditional hooks a run installs.
 #pragma once
 
 #include <array>
@@ -96,52 +99,49 @@ struct HookState<boost::hana::tuple<Hs...>> {
     (std::make_index_sequence<I>{});
   }
 
-  /// One descriptor per field (int64 / float64, shape [], optional), hook by hook in hook
-  /// order, fields in the order checkpoint_state() lists them. No heap.
-  static std::array<CheckpointVariable, size> variables(boost::hana::tuple<Hs...>& hooks) {
-    std::array<CheckpointVariable, size> out{};
-    std::size_t i = 0;
-    [&]<std::size_t... I>(std::index_sequence<I...>) { (add<I>(hooks, out, i), ...); }
+  /// One descriptor per field (int64 / float64, shape [], optional) appended to `out`, hook by
+  /// hook in hook order, fields in the order checkpoint_state() lists them; a hook whose
+  /// checkpoint_state_present() is false (an empty ConditionalHook) adds none. No heap.
+  template <class Out>
+  static void append_variables(boost::hana::tuple<Hs...>& hooks, Out& out) {
+    [&]<std::size_t... I>(std::index_sequence<I...>) { (add<I>(hooks, out), ...); }
     (std::index_sequence_for<Hs...>{});
-    return out;
   }
 
  private:
-  template <std::size_t I>
-  static void add(boost::hana::tuple<Hs...>& hooks, std::array<CheckpointVariable, size>& out,
-                  std::size_t& i) {
+  template <std::size_t I, class Out>
+  static void add(boost::hana::tuple<Hs...>& hooks, Out& out) {
     using H = std::tuple_element_t<I, types>;
     if constexpr (HasCheckpointState<H>) {
-      auto fields = hook_ref(boost::hana::at_c<I>(hooks)).checkpoint_state();
-      std::apply([&](auto... f) { (add_field<H, I>(f, out, i), ...); }, fields);
+      auto& hook = hook_ref(boost::hana::at_c<I>(hooks));
+      if constexpr (requires { hook.checkpoint_state_present(); })
+        if (!hook.checkpoint_state_present()) return;
+      auto fields = hook.checkpoint_state();
+      std::apply([&](auto... f) { (add_field<H, I>(f, out), ...); }, fields);
     } else {
       (void)hooks;
       (void)out;
-      (void)i;
     }
   }
-  template <class H, std::size_t I, fixed_string Name, class T>
-  static void add_field(StateField<Name, T> f, std::array<CheckpointVariable, size>& out,
-                        std::size_t& i) {
-    out[i++] =
+  template <class H, std::size_t I, fixed_string Name, class T, class Out>
+  static void add_field(StateField<Name, T> f, Out& out) {
+    out.push_back(
         CheckpointVariable{hook_state_key<H::checkpoint_name, occurrence<I>(), Name>.view(),
-                           dtype_of<T>(), VariableShape{}, static_cast<void*>(f.value), true};
+                           dtype_of<T>(), VariableShape{}, static_cast<void*>(f.value), true});
   }
 };
 
 }  // namespace detail
 
-/// `vars` (a session's checkpoint_variables) followed by the hooks' state fields
-/// (detail::HookState). No heap.
+/// `vars` (a session's checkpoint_variables) followed by the state fields of the hooks present
+/// (detail::HookState), in a VariableArray with room for every hook's fields. No heap.
 template <std::size_t N, class Hooks>
-auto with_hook_state(const std::array<CheckpointVariable, N>& vars, Hooks& hooks) {
+VariableArray<N + detail::HookState<Hooks>::size> with_hook_state(
+    const std::array<CheckpointVariable, N>& vars, Hooks& hooks) {
   using S = detail::HookState<Hooks>;
-  std::array<CheckpointVariable, N + S::size> out{};
-  for (std::size_t i = 0; i < N; ++i) out[i] = vars[i];
-  if constexpr (S::size > 0) {
-    const auto extra = S::variables(hooks);
-    for (std::size_t i = 0; i < S::size; ++i) out[N + i] = extra[i];
-  }
+  VariableArray<N + S::size> out;
+  for (const CheckpointVariable& v : vars) out.push_back(v);
+  if constexpr (S::size > 0) S::append_variables(hooks, out);
   return out;
 }
 

@@ -40,6 +40,7 @@
 
 #include "hookfuse/autodiff/graph.hpp"
 #include "hookfuse/config.hpp"
+#include "hookfuse/detail/denormal.hpp"
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/errors.hpp"
 #include "hookfuse/hooks/concepts.hpp"
@@ -181,6 +182,10 @@ class MonitoredTrainingSession
   /// A training session emits every event of the hook protocol (hooks/concepts.hpp).
   using emitted_events = AllSessionEvents;
   static constexpr std::size_t num_hooks = decltype(boost::hana::length(std::declval<Hooks>()))::value;
+  /// Every hook can sit out idle runs (SkipsIdleRuns, hooks/concepts.hpp) or has no run event,
+  /// and at least one has run events: a run in which all are idle calls no hook.
+  static constexpr bool skips_idle_runs =
+      detail::all_idle_capable<Hooks> && detail::any_skips_idle_runs<Hooks>;
   /// The timed intervals of a step (detail::StepPhases): `timed` when a hook wants phase
   /// timings (WantsPhaseTimings, hooks/step_timeline.hpp), and then which phases there are.
   using step_phases = detail::StepPhases<Hooks>;
@@ -230,6 +235,7 @@ class MonitoredTrainingSession
               // (Estimator warm-starts trainable variables).
               const auto model_vars = graph_variables(s.graph_);
               detail::warm_start(options, VariableList(model_vars.data(), model_vars.size()));
+              s.flush_denormals_ = options.flush_denormals;
               detail::create_summary_hooks<sizeof...(Cs)>(s.hooks_, options);
               s.restored_ = detail::restore_latest(
                   boost::hana::at_c<detail::checkpoint_slot_index<sizeof...(Cs)>>(s.hooks_),
@@ -369,6 +375,7 @@ class MonitoredTrainingSession
   /// ("hooks/<hook name>/<field>", session/hook_state.hpp); names, dtypes, TensorFlow shapes and
   /// pointers into the variables. No heap.
   auto variables() {
+    sync_hooks_for_caller();
     return with_hook_state(checkpoint_variables(graph_, optimizer_slots_, *train_op_.global_step),
                            hooks_);
   }
@@ -398,10 +405,12 @@ class MonitoredTrainingSession
       static_assert(graph_type::template has<Name>,
                     "hookfuse: the model has no tensor with this name");
       // Guarded so that an unknown name gives the message above and nothing else.
-      if constexpr (graph_type::template has<Name>)
+      if constexpr (graph_type::template has<Name>) {
+        const detail::ScopedFlushDenormal flush(flush_denormals_);
         return detail::tensor_value(graph_.template compute<Name>());
-      else
+      } else {
         return TensorValue{};
+      }
     }
   }
 
@@ -513,10 +522,16 @@ class MonitoredTrainingSession
 
   /// The training step every run() overload calls: `caller` receives the caller's fetches
   /// (none for plain run()); `feed_inputs()` feeds the graph and returns false at the end of
-  /// the input. Returns whether a step ran.
+  /// the input. Returns whether a step ran. When every hook can sit out idle runs
+  /// (skips_idle_runs) and all are idle in this one, idle_step() runs instead: no hook is called.
   template <fixed_string... Fetch, class FeedInputs>
   bool step(SessionRunValues<Fetch...>& caller, FeedInputs&& feed_inputs) {
     namespace hana = boost::hana;
+    if constexpr (skips_idle_runs) {
+      if (idle_left_ > 0) [[likely]]
+        return idle_step(caller, std::forward<FeedInputs>(feed_inputs));
+      sync_idle_hooks();
+    }
     auto release_feeds = this->start_step();
     SessionRunContext ctx(&train_op_.global_step->value,
                           OriginalArgs{detail::fetch_names<Fetch...>},
@@ -556,46 +571,105 @@ class MonitoredTrainingSession
       graph_.check_fed(reads);  // the forward pass's placeholders
       detail::check_step_feeds<Fetch...>(graph_, requests_, reads, hooks_fetch);
     }
-    mark(marks);                       // end of the input
-    graph_.forward();
-    mark(marks);
-    // Fused updates happen here. Momentum fuses only without Nesterov (a run-time choice).
-    const bool fuse = !optimizer_slots_type::fuses_into_slot ||
-                      optimizer_slots_.fuse(train_op_.optimizer);
-    backward_update<pins>(fuse);
-    if constexpr (detail::has_gradient_hook<Hooks>) {
-      detail::call_before_apply_gradients(hooks_, graph_, train_op_.global_step->value);
+    mark(marks);  // end of the input
+    {  // The graph's arithmetic (forward, backward, gradient hooks, fetches, update) flushes
+      // denormals to zero, as TensorFlow's CPU ops do (SessionOptions::flush_denormals).
+      const detail::ScopedFlushDenormal flush(flush_denormals_);
+      graph_.forward();
+      mark(marks);
+      // Fused updates happen here. Momentum fuses only without Nesterov (a run-time choice).
+      const bool fuse = !optimizer_slots_type::fuses_into_slot ||
+                        optimizer_slots_.fuse(train_op_.optimizer);
+      backward_update<pins>(fuse);
+      if constexpr (detail::has_gradient_hook<Hooks>) {
+        detail::call_before_apply_gradients(hooks_, graph_, train_op_.global_step->value);
+      }
+      mark(marks);
+      stale_global_step_ = train_op_.global_step->value;
+      if (hooks_fetch || any_fetched_) {
+        any_fetched_ = true;  // stays true if a fetch throws: the next run clears what was filled
+        // One callable for every hook: a lambda written inside the per-hook loop would be a new
+        // type per hook, and so a new fill_values per hook (code that counts against GCC's
+        // inline-unit-growth budget, which the hooks' after_run bodies then miss).
+        const auto fetch = [this]<fixed_string N>() { return fetch_stale<N>(); };
+        for_each_hook_index([&](auto i) {
+          constexpr std::size_t k = decltype(i)::value;
+          detail::fill_values(hana::at_c<k>(values_), hana::at_c<k>(requests_), fetched_[k],
+                              fetch);
+        });
+        any_fetched_ = hooks_fetch;  // fetched_[k] is now hook k's args.active
+      }
+      if constexpr (sizeof...(Fetch) > 0) {
+        std::size_t k = 0;
+        ((caller.results[k++] = fetch_stale<Fetch>()), ...);
+      } else {
+        (void)caller;
+      }
+      mark(marks);  // end of the fetches
+      apply_unfused<pins>(fuse);
     }
-    mark(marks);
-    stale_global_step_ = train_op_.global_step->value;
-    if (hooks_fetch || any_fetched_) {
-      any_fetched_ = true;  // stays true if a fetch throws: the next run clears what was filled
-      // One callable for every hook: a lambda written inside the per-hook loop would be a new
-      // type per hook, and so a new fill_values per hook (code that counts against GCC's
-      // inline-unit-growth budget, which the hooks' after_run bodies then miss).
-      const auto fetch = [this]<fixed_string N>() { return fetch_stale<N>(); };
-      for_each_hook_index([&](auto i) {
-        constexpr std::size_t k = decltype(i)::value;
-        detail::fill_values(hana::at_c<k>(values_), hana::at_c<k>(requests_), fetched_[k],
-                            fetch);
-      });
-      any_fetched_ = hooks_fetch;  // fetched_[k] is now hook k's args.active
-    }
-    if constexpr (sizeof...(Fetch) > 0) {
-      std::size_t k = 0;
-      ((caller.results[k++] = fetch_stale<Fetch>()), ...);
-    } else {
-      (void)caller;
-    }
-    mark(marks);  // end of the fetches
-    apply_unfused<pins>(fuse);
     train_op_.global_step->value += train_op_.global_step_increment;
     mark(marks);
     detail::call_after_run(hooks_, ctx, values_, [&] { mark(marks); });
     if constexpr (step_phases::timed) {
       if (marks.active) finish_timing(marks);
     }
+    if constexpr (skips_idle_runs) idle_left_ = detail::min_idle_runs(hooks_);
     return this->finish_step(true, ctx);
+  }
+
+  /// A run in which every hook is idle (skips_idle_runs): step() without the hooks. The same
+  /// feeds, checks, computation, caller fetches and update; no hook is called, nothing is
+  /// requested for one. Counted for skip_runs only when it completes.
+  template <fixed_string... Fetch, class FeedInputs>
+  bool idle_step(SessionRunValues<Fetch...>& caller, FeedInputs&& feed_inputs) {
+    auto release_feeds = this->start_step();
+    SessionRunContext ctx(&train_op_.global_step->value,
+                          OriginalArgs{detail::fetch_names<Fetch...>},
+                          train_op_.global_step_increment);
+    if (!feed_inputs()) [[unlikely]] return this->finish_step(false, ctx);
+    {
+      typename graph_type::read_set reads{};
+      graph_.check_fed(reads);
+      detail::check_step_feeds<Fetch...>(graph_, requests_, reads, /*hooks_fetch=*/false);
+    }
+    {
+      const detail::ScopedFlushDenormal flush(flush_denormals_);
+      graph_.forward();
+      const bool fuse = !optimizer_slots_type::fuses_into_slot ||
+                        optimizer_slots_.fuse(train_op_.optimizer);
+      backward_update<pins>(fuse);
+      stale_global_step_ = train_op_.global_step->value;
+      if constexpr (sizeof...(Fetch) > 0) {
+        std::size_t k = 0;
+        ((caller.results[k++] = fetch_stale<Fetch>()), ...);
+      } else {
+        (void)caller;
+      }
+      apply_unfused<pins>(fuse);
+    }
+    train_op_.global_step->value += train_op_.global_step_increment;
+    --idle_left_;
+    ++idle_skipped_;
+    return this->finish_step(true, ctx);
+  }
+
+  /// Tells the hooks how many runs they sat out (skip_runs), before they receive an event.
+  void sync_idle_hooks() {
+    if constexpr (skips_idle_runs) {
+      if (idle_skipped_ > 0) {
+        detail::call_skip_runs(hooks_, idle_skipped_);
+        idle_skipped_ = 0;
+      }
+    }
+  }
+  /// Before the caller gets hold of the hooks (hook<...>(), hooks(), variables(), close()):
+  /// synced, and the next run calls every hook (the caller may change one; it is asked again).
+  void sync_hooks_for_caller() {
+    if constexpr (skips_idle_runs) {
+      sync_idle_hooks();
+      idle_left_ = 0;
+    }
   }
 
   static constexpr void check_hooks() { check_each(std::type_identity<Hooks>{}); }
@@ -653,6 +727,9 @@ class MonitoredTrainingSession
   bool closed_ = false;
   bool in_run_ = false;
   bool restored_ = false;
+  bool flush_denormals_ = true;  // SessionOptions::flush_denormals
+  std::int64_t idle_left_ = 0;     // runs still idle for every hook (skips_idle_runs)
+  std::int64_t idle_skipped_ = 0;  // idle runs the hooks have not been told of
 #ifndef HOOKFUSE_NO_EXCEPTIONS
   int uncaught_at_construction_ = std::uncaught_exceptions();
 #endif

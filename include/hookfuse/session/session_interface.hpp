@@ -42,17 +42,20 @@ class SessionInterface {
     if (self().closed_) return;
     self().closed_ = true;
     if (self().in_run_) return;
+    sync_hooks();
     call_end(self().hooks_, self());
   }
 
   /// The I-th hook, as given to hooks(...) (for std::ref(h): h itself).
   template <std::size_t I>
   auto& hook() {
+    sync_hooks();
     return hook_at<I>(self().hooks_);
   }
   /// The hook of type H (or the object a std::ref(h) of type H refers to); H must occur once.
   template <class H>
   auto& hook() {
+    sync_hooks();
     return hook_of<H>(self().hooks_);
   }
 
@@ -120,7 +123,10 @@ class SessionInterface {
 
   /// The bound graph, the stored hooks (a hana tuple), the input object.
   auto& graph() { return self().graph_; }
-  auto& hooks() { return self().hooks_; }
+  auto& hooks() {
+    sync_hooks();
+    return self().hooks_;
+  }
   auto& input() { return self().input_; }
 
  protected:
@@ -182,6 +188,12 @@ class SessionInterface {
   }
 
  private:
+  /// A session whose hooks may sit out idle runs (MonitoredTrainingSession::skips_idle_runs)
+  /// tells them the runs they missed before the caller gets hold of them.
+  void sync_hooks() {
+    if constexpr (requires(Session& s) { s.sync_hooks_for_caller(); })
+      self().sync_hooks_for_caller();
+  }
   Session& self() { return static_cast<Session&>(*this); }
   const Session& self() const { return static_cast<const Session&>(*this); }
   auto from_input() {

@@ -120,6 +120,15 @@ using warm_start_t = typename warm_start_of<S>::type;
 ///   clock, logger          the default hooks' time source and log ("Saving checkpoints for ...",
 ///                          "global_step/sec: ...", "Initialize variable ... from checkpoint
 ///                          ...").
+///   flush_denormals        true (the default): while a run computes (forward, backward,
+///                          gradient hooks, fetches, update) float and double results below the
+///                          normal range become 0 and such inputs are read as 0, on this thread,
+///                          as TensorFlow runs its CPU ops (port::ScopedFlushDenormal); the
+///                          caller's mode is restored when the computation ends, hooks' other
+///                          events run in it. x86 (FTZ, and DAZ where the CPU has SSE3),
+///                          AArch64 and Arm with an FPU (FZ); elsewhere nothing changes. It
+///                          keeps a decaying Adam or Momentum slot from slowing a step several
+///                          times over on x86 (bench/README.md). false: IEEE 754 denormals.
 /// `Saver` is the saver type (DefaultSaver, io::Saver, unless given: SessionOptions<MySaver>{...});
 /// SessionOptions<> therefore needs <hookfuse/io/saver.hpp> (hookfuse.hpp includes it in
 /// non-core builds).
@@ -138,6 +147,7 @@ struct SessionOptions {
   std::optional<detail::warm_start_t<Saver>> warm_start_from = std::nullopt;
   C clock = C{};
   L logger = L{};
+  bool flush_denormals = true;
 };
 
 /// Hooks that run only in the chief (TF's chief_only_hooks): `chief_only_hooks(h1, std::ref(h2))`.
