@@ -19,6 +19,11 @@
 // Families:
 //   fused/hooks:N    N hooks of N distinct types FusedLossHook<0> ... FusedLossHook<N-1>, each
 //                    its own instance, passed to hookfuse::hooks(...): one compile-time tuple.
+//                    They say when they are idle (SkipsIdleRuns, as LoggingTensorHook does):
+//                    a non-firing run calls none of them.
+//   fused_called/hooks:N  the same without idle_runs() / skip_runs(): the session calls every
+//                    hook every run (the fused path before the idle fast path, and what a
+//                    session with any hook that cannot say when it is idle does).
 //   virtual/hooks:N  the same hooks as VirtualLossHook<I>, classes derived from an abstract
 //                    VirtualHook, held in a std::vector<std::unique_ptr<VirtualHook>> and driven
 //                    by one hookfuse hook, VirtualHookAdapter, as a user would bolt a TensorFlow-
@@ -86,12 +91,12 @@ void time_steps(benchmark::State& state, Session& session, TinyRegression& model
   if (fired > 0) state.counters["mean_loss"] = (after.loss_sum - before.loss_sum) / fired;
 }
 
-template <std::size_t N>
+template <std::size_t N, bool Idle>
 void BM_fused(benchmark::State& state) {
   TinyRegression model;
   hf::MonitoredTrainingSession session(
       model.train_op(), FixedBatch{},
-      make_fused_hooks(every_n_iter_of(state), std::make_index_sequence<N>{}));
+      make_fused_hooks<Idle>(every_n_iter_of(state), std::make_index_sequence<N>{}));
   time_steps(state, session, model, [&session] { return totals(session.hooks()); });
 }
 
@@ -110,7 +115,11 @@ void BM_virtual(benchmark::State& state) {
 template <std::size_t N>
 void register_count() {
   const std::string hooks = "/hooks:" + std::to_string(N);
-  benchmark::RegisterBenchmark(("fused" + hooks).c_str(), BM_fused<N>)
+  benchmark::RegisterBenchmark(("fused" + hooks).c_str(), BM_fused<N, true>)
+      ->ArgName("firing")
+      ->Arg(0)
+      ->Arg(1);
+  benchmark::RegisterBenchmark(("fused_called" + hooks).c_str(), BM_fused<N, false>)
       ->ArgName("firing")
       ->Arg(0)
       ->Arg(1);

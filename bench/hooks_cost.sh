@@ -11,6 +11,8 @@
 # (count(N2) - count(N1)) / (N2 - N1), so setup, the first run (where every timer triggers) and
 # close cancel out. Prints a markdown table: per step, added to the same family's 0 hooks, and
 # per hook. Takes about a minute. Skips (exit 0, a message) without valgrind or a C++ compiler.
+# Families: fused (the hooks say when they are idle: SkipsIdleRuns), fused_called (the same
+# hooks without that: called every run), virtual (behind one adapter, TensorFlow-style).
 # Environment: CXX (default g++); INCLUDE (the hookfuse headers, default this tree's include/;
 # e.g. an older tree's, for before/after figures); VARIANTS (default: "fused:0 fused:1 ...
 # virtual:20"; a third field :1 makes the hooks fire every step); KEEP=dir keeps the binary
@@ -38,16 +40,22 @@ else
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
 fi
-exe=$work/hooks_cost_driver
-"$cxx" -std=c++20 -O3 -march=x86-64-v3 -DNDEBUG -g -Wall -Wextra -I "$include" \
-  -isystem /usr/include/eigen3 "$root/bench/hooks_cost/driver.cpp" -o "$exe"
+# One binary per family (HOOKS_COST_KIND, see driver.cpp): a program holds one session, and the
+# amount of code in a translation unit changes what GCC inlines.
+kinds=(fused fused_called virtual)
+for k in 0 1 2; do
+  "$cxx" -std=c++20 -O3 -march=x86-64-v3 -DNDEBUG -DHOOKS_COST_KIND=$k -g -Wall -Wextra \
+    -I "$include" -isystem /usr/include/eigen3 "$root/bench/hooks_cost/driver.cpp" \
+    -o "$work/hooks_cost_driver_${kinds[$k]}" &
+done
+wait
 
 count() {  # count <kind> <hooks> <firing> <steps> <profile>: instructions executed
-  valgrind --tool=callgrind --callgrind-out-file="$5" "$exe" "$1" "$2" "$4" "$3" 2>&1 >/dev/null |
-    sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+  valgrind --tool=callgrind --callgrind-out-file="$5" "$work/hooks_cost_driver_$1" "$1" "$2" \
+    "$4" "$3" 2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
 
-read -r -a variants <<< "${VARIANTS:-fused:0 fused:1 fused:5 fused:10 fused:20 virtual:0 virtual:1 virtual:5 virtual:10 virtual:20}"
+read -r -a variants <<< "${VARIANTS:-fused:0 fused:1 fused:5 fused:10 fused:20 fused_called:0 fused_called:1 fused_called:5 fused_called:10 fused_called:20 virtual:0 virtual:1 virtual:5 virtual:10 virtual:20}"
 declare -A base
 echo "| variant | per step | added to 0 hooks | per hook |"
 echo "|---|---|---|---|"

@@ -78,6 +78,13 @@ class LossWatcher {
     ++iter_;
   }
 
+  /// Runs until the next trigger (SkipsIdleRuns, as LoggingTensorHook's).
+  std::int64_t idle_runs() const { return timer_.steps_before_trigger(iter_); }
+  void skip_runs(std::int64_t n) {
+    iter_ += n;
+    trigger_ = false;
+  }
+
   double loss_sum() const { return loss_sum_; }
   std::int64_t fired() const { return fired_; }
 
@@ -91,8 +98,10 @@ class LossWatcher {
 
 // --- fused: hooks in a compile-time tuple ------------------------------------------------------
 
-/// A hookfuse hook; I only makes FusedLossHook<0>, <1>, ... distinct types.
-template <std::size_t I>
+/// A hookfuse hook; I only makes FusedLossHook<0>, <1>, ... distinct types. With Idle it says
+/// when it is idle (SkipsIdleRuns: the session then calls no hook in a run where all are idle);
+/// without, the session calls it every run.
+template <std::size_t I, bool Idle = true>
 class FusedLossHook {
  public:
   explicit FusedLossHook(std::int64_t every_n_iter) : watcher_(every_n_iter) {}
@@ -101,15 +110,26 @@ class FusedLossHook {
   void after_run(hf::SessionRunContext&, const hf::SessionRunValues<"loss">& values) {
     watcher_.observe(values.get<"loss">());
   }
+  /// The session's idle fast path (SkipsIdleRuns): a run between triggers calls no hook.
+  std::int64_t idle_runs() const
+    requires Idle
+  {
+    return watcher_.idle_runs();
+  }
+  void skip_runs(std::int64_t n)
+    requires Idle
+  {
+    watcher_.skip_runs(n);
+  }
   const LossWatcher& watcher() const { return watcher_; }
 
  private:
   LossWatcher watcher_;
 };
 
-template <std::size_t... I>
+template <bool Idle = true, std::size_t... I>
 auto make_fused_hooks([[maybe_unused]] std::int64_t every_n_iter, std::index_sequence<I...>) {
-  return hf::hooks(FusedLossHook<I>(every_n_iter)...);
+  return hf::hooks(FusedLossHook<I, Idle>(every_n_iter)...);
 }
 
 // --- virtual: TensorFlow's dynamic hook list behind one adapter --------------------------------

@@ -19,6 +19,8 @@
 
 #include <catch2/catch.hpp>
 #include <cstddef>
+#include <cfenv>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -251,6 +253,34 @@ TEST_CASE("Both sessions flush denormals to zero while they compute (TensorFlow'
     CHECK(v->get<"flush">().item() == 0.0);
   }
   CHECK(host_tiny / 16.0f * 16.0f == tiny);
+  {  // A caller that flushes already keeps flushing after a run (nothing is written or restored).
+    const detail::ScopedFlushDenormal caller_mode(true);
+    volatile float again = host_tiny * 0.1f;
+    REQUIRE(again == 0.0f);
+    MonitoredSession session(m.gs, caller_feeds(1), hooks(), flush);
+    CHECK(session.run<"flush">(feed<"x">(xs, 1))->get<"flush">().item() == 0.0);
+    again = host_tiny * 0.1f;
+    CHECK(again == 0.0f);
+  }
+  CHECK(host_tiny * 0.1f == ieee);  // and the test's own scope restored IEEE 754
+  {  // fetch() outside a run flushes too: W = tiny, 0.1 W computed by fetch() alone.
+    m.W.value(0, 0) = tiny;
+    auto wflush = named<"wflush">(scale(m.W, 0.1f));
+    MonitoredSession eval(m.gs, caller_feeds(1), hooks(), wflush);
+    CHECK(eval.fetch<"wflush">().item() == 0.0);
+    MonitoredTrainingSession train(m.train_op(), caller_feeds(1), hooks(), wflush);
+    CHECK(train.fetch<"wflush">().item() == 0.0);
+    m.W.value(0, 0) = 0.0f;
+  }
+  {  // Only the flush bits are restored: an overflow raised inside the run stays visible.
+    const float big[] = {3e38f};
+    MonitoredTrainingSession session(m.train_op(), caller_feeds(1), hooks(), flush);
+    std::feclearexcept(FE_ALL_EXCEPT);
+    const auto v = session.run<"loss">(feed<"x">(xs, 1), feed<"y">(big, 1));  // (0 - 3e38)^2
+    REQUIRE(v.has_value());
+    CHECK(std::isinf(v->get<"loss">().item()));
+    CHECK(std::fetestexcept(FE_OVERFLOW) != 0);
+  }
   // float64 too.
   Placeholder<"d", double, 1> d;
   auto flush64 = named<"flush64">(scale(d, 0.1));

@@ -740,16 +740,42 @@ TEST_CASE("Session: hooks that say when they are idle are not called in runs whe
   CHECK(events == Events{"before_run#0", "loss 4.000000", "skip_runs 2", "before_run#3",
                          "loss 64.000000", "skip_runs 2", "before_run#6", "loss 196.000000"});
   events.clear();
-  CHECK(s.hook<0>().count == 7);  // handed out: the next run asks the hook again
-  s.run();                        // run 8: called (count 7, idle until 9)
-  s.run();                        // run 9: idle
-  CHECK(s.hook<EveryThird>().count == 9);  // told of run 9 first
+  // Run 8 is idle: the caller's fetch is served all the same.
+  const auto v = s.run<"loss">();
+  REQUIRE(v.has_value());
+  CHECK(v->get<"loss">().item() == 256.0);  // (2 * 8)^2
+  CHECK(events.empty());
+  CHECK(s.hook<EveryThird>().count == 8);  // told of run 8 first; the next run asks it again
+  s.run();                                 // run 9: called (count 8, no fetch)
   s.run();                                 // run 10: busy
   CHECK_FALSE(s.run());  // the input ran out in an idle run: not counted as sat out
   s.close();
-  CHECK(events == Events{"before_run#7", "skip_runs 1", "before_run#9", "loss 400.000000",
+  CHECK(events == Events{"skip_runs 1", "before_run#8", "before_run#9", "loss 400.000000",
                          "end#10"});
   CHECK(m.gs.value == 10);
+}
+
+TEST_CASE("Session: a hook the caller keeps (std::ref) or one with checkpoint state is called "
+          "every run",
+          "[session][idle]") {
+  Events events;
+  Model m;
+  EveryThird kept{&events};
+  using ByRef = decltype(MonitoredTrainingSession(m.train_op(), CountingInput{},
+                                                  hooks(std::ref(kept))));
+  static_assert(!ByRef::skips_idle_runs);
+  using CondByRef = decltype(MonitoredTrainingSession(
+      m.train_op(), CountingInput{}, hooks(ConditionalHook(std::ref(kept), true))));
+  static_assert(CondByRef::skips_idle_runs);  // a slot that never says a run is idle when present
+  CountingInput input;
+  input.limit = 4;
+  MonitoredTrainingSession s(m.train_op(), input,
+                             hooks(ConditionalHook(std::ref(kept), true)));
+  while (!s.should_stop()) s.run();
+  CHECK(kept.count == 4);  // called in every run, nothing to sync
+  // Run 5 ends the input: its before_run, no after_run (TensorFlow's OutOfRangeError).
+  CHECK(events == Events{"before_run#0", "loss 4.000000", "before_run#1", "before_run#2",
+                         "before_run#3", "loss 64.000000", "before_run#4"});
 }
 
 TEST_CASE("Session: the idle fast path only when every hook can sit out runs", "[session][idle]") {

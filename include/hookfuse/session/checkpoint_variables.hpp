@@ -165,12 +165,9 @@ inline CheckpointVariable checkpoint_variable(GlobalStep& step) {
 
 template <class Entries, std::size_t... I>
 constexpr std::size_t count_variables(std::index_sequence<I...>) {
-  return (std::size_t{requires { typename std::tuple_element_t<I, Entries>::variable_type;
-}
-}  // namespace detail
- +
+  return (std::size_t{requires { typename std::tuple_element_t<I, Entries>::variable_type; }} +
           ... + 0);
- }  // namespace hookfuse
+}
 
 }  // namespace detail
 

@@ -8,6 +8,7 @@
 // only when the hook is present: an absent hook gets no event and requests nothing.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -128,21 +129,37 @@ struct ForwardCheckpointState<D, H, true> {
   static constexpr auto checkpoint_name = H::checkpoint_name;
   bool checkpoint_state_present() const { return static_cast<const D*>(this)->has_value(); }
   /// The hook's fields; only when checkpoint_state_present().
-  auto checkpoint_state() { return static_cast<D*>(this)->get_if()->checkpoint_state(); }
+  auto checkpoint_state() {
+    assert(checkpoint_state_present());
+    return static_cast<D*>(this)->get_if()->checkpoint_state();
+  }
 };
 
-// A hook that says when it is idle (SkipsIdleRuns) keeps saying it; an absent one is idle for
-// good.
-template <class D, class H, bool = SkipsIdleRuns<H>>
+// Idle runs (SkipsIdleRuns): an absent hook is idle for good; a present one says what the hook
+// says, or, when the hook cannot say, that no run is idle (so it is called every run). This
+// lets a session whose options install empty default-hook slots take the idle fast path. A
+// hook with no run event declares none here either; a gradient or phase-timing hook is never
+// left out (session/hook_calls.hpp, idle_capable).
+// `Skips`: the hook says when it is idle, is held by value (a std::ref(h) the caller keeps
+// would see its counts lag) and has no checkpoint state (idle_capable's rules).
+template <class D, class H, bool Skips,
+          bool = (DeclaresBeforeRun<H> || DeclaresAfterRun<H>)&&!DeclaresBeforeApplyGradients<H> &&
+                 !WantsPhaseTimings<H>>
 struct ForwardIdleRuns {};
-template <class D, class H>
-struct ForwardIdleRuns<D, H, true> {
+template <class D, class H, bool Skips>
+struct ForwardIdleRuns<D, H, Skips, true> {
   std::int64_t idle_runs() const {
     const auto* h = static_cast<const D*>(this)->get_if();
-    return h != nullptr ? h->idle_runs() : std::numeric_limits<std::int64_t>::max();
+    if (h == nullptr) return std::numeric_limits<std::int64_t>::max();
+    if constexpr (Skips) return h->idle_runs();
+    else return 0;
   }
   void skip_runs(std::int64_t n) {
-    if (auto* h = static_cast<D*>(this)->get_if()) h->skip_runs(n);
+    if constexpr (Skips) {
+      if (auto* h = static_cast<D*>(this)->get_if()) h->skip_runs(n);
+    } else {
+      (void)n;  // only an absent hook sits out runs
+    }
   }
 };
 
@@ -164,7 +181,10 @@ class ConditionalHook
       public detail::ForwardEnd<ConditionalHook<Stored>, hook_t<Stored>>,
       public detail::ForwardPhaseTimings<ConditionalHook<Stored>, hook_t<Stored>>,
       public detail::ForwardCheckpointState<ConditionalHook<Stored>, hook_t<Stored>>,
-      public detail::ForwardIdleRuns<ConditionalHook<Stored>, hook_t<Stored>> {
+      public detail::ForwardIdleRuns<ConditionalHook<Stored>, hook_t<Stored>,
+                                     SkipsIdleRuns<hook_t<Stored>> &&
+                                         std::is_same_v<Stored, hook_t<Stored>> &&
+                                         !HasCheckpointState<hook_t<Stored>>> {
  public:
   using hook_type = hook_t<Stored>;
   /// Pins gradients like the hook it may hold (decided at compile time, present or not).

@@ -144,10 +144,12 @@ class MonitoredSession
     check_names<void>(SessionRunArgs<Name>{});
     if constexpr (Name == detail::global_step_name)
       return {&global_step_->value, 1, 1, 1, 1, DType::int64};
-    else if constexpr (graph_type::template has<Name>)
+    else if constexpr (graph_type::template has<Name>) {
+      const detail::ScopedFlushDenormal flush(true);  // as in a run
       return detail::tensor_value(graph_.template compute<Name>());
-    else
+    } else {
       return TensorValue{};  // reported by check_names
+    }
   }
 
  private:

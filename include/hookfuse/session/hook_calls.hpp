@@ -19,6 +19,7 @@
 
 #include "hookfuse/config.hpp"
 #include "hookfuse/fixed_string.hpp"
+#include "hookfuse/hooks/checkpoint_state.hpp"
 #include "hookfuse/hooks/concepts.hpp"
 #include "hookfuse/hooks/step_timeline.hpp"
 #include "hookfuse/session/feeds.hpp"
@@ -109,18 +110,22 @@ void call_end(Hooks& hs, Session& session) {
   });
 }
 
-/// A hook the idle fast path may leave out of a run (SkipsIdleRuns, hooks/concepts.hpp): one
-/// that says when it is idle, or one with no run event (no before_run, after_run, gradient
-/// event or phase timings). A gradient hook or a phase-timing hook is never left out.
-template <class H>
+/// A stored hook (H, or std::reference_wrapper<H>) the idle fast path may leave out of a run
+/// (SkipsIdleRuns, hooks/concepts.hpp): one with no run event (no before_run, after_run,
+/// gradient event or phase timings), or one that says when it is idle, is stored by the
+/// session (not std::ref(h): the caller, who keeps it, would see its counts lag between the
+/// session's syncs) and has no checkpoint state (a saved list of its fields would lag the same
+/// way). A gradient hook or a phase-timing hook is never left out.
+template <class Stored, class H = hook_t<Stored>>
 inline constexpr bool idle_capable =
     !DeclaresBeforeApplyGradients<H> && !WantsPhaseTimings<H> &&
-    (SkipsIdleRuns<H> || (!DeclaresBeforeRun<H> && !DeclaresAfterRun<H>));
+    ((!DeclaresBeforeRun<H> && !DeclaresAfterRun<H>) ||
+     (SkipsIdleRuns<H> && std::is_same_v<std::remove_cvref_t<Stored>, H> &&
+      !HasCheckpointState<H>));
 template <class Hooks>
 inline constexpr bool all_idle_capable = false;
 template <class... Hs>
-inline constexpr bool all_idle_capable<boost::hana::tuple<Hs...>> =
-    (idle_capable<hook_t<Hs>> && ...);
+inline constexpr bool all_idle_capable<boost::hana::tuple<Hs...>> = (idle_capable<Hs> && ...);
 
 template <class Hooks>
 inline constexpr bool any_skips_idle_runs = false;

@@ -191,8 +191,9 @@ class SessionInterface {
   /// A session whose hooks may sit out idle runs (MonitoredTrainingSession::skips_idle_runs)
   /// tells them the runs they missed before the caller gets hold of them.
   void sync_hooks() {
-    if constexpr (requires(Session& s) { s.sync_hooks_for_caller(); })
-      self().sync_hooks_for_caller();
+    if constexpr (requires { Session::skips_idle_runs; }) {
+      if constexpr (Session::skips_idle_runs) self().sync_hooks_for_caller();
+    }
   }
   Session& self() { return static_cast<Session&>(*this); }
   const Session& self() const { return static_cast<const Session&>(*this); }
