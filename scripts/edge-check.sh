@@ -92,8 +92,12 @@ echo "mcu_train_heap_hook fails to link, as it must"
 step "aarch64: build the core tests (g++-aarch64-linux-gnu -static)"
 # No compile-only checks (compile-fail snippets, standalone headers): they test the headers, not
 # the target, and the host build runs them.
+# The tests at -O1 (HOOKFUSE_TEST_FLAGS; -O2 elsewhere): measured 2026-12-01 on 2 cores, the
+# cross build took 333 s instead of 435 s and the run under qemu-aarch64 27 s instead of 34 s,
+# all 303 tests passing; the behaviour checked on aarch64 (NEON through Eigen, the float
+# results) is the same, an -O2-only miscompile is what this build no longer covers.
 cmake -S . -B "$build/aarch64" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchain-aarch64.cmake" \
-  -DHOOKFUSE_COMPILE_CHECKS=OFF
+  -DHOOKFUSE_COMPILE_CHECKS=OFF -DHOOKFUSE_TEST_FLAGS=-O1
 cmake --build "$build/aarch64" -j"$jobs"
 
 # The compile-fail checks and their compile_ok twins are not built here (HOOKFUSE_COMPILE_CHECKS
