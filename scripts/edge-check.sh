@@ -95,9 +95,11 @@ step "aarch64: build the core tests (g++-aarch64-linux-gnu -static)"
 # The tests at -O1 (HOOKFUSE_TEST_FLAGS; -O2 elsewhere): measured 2026-12-01 on 2 cores, the
 # cross build took 333 s instead of 435 s and the run under qemu-aarch64 27 s instead of 34 s,
 # all 303 tests passing; the behaviour checked on aarch64 (NEON through Eigen, the float
-# results) is the same, an -O2-only miscompile is what this build no longer covers.
+# results) is the same, an -O2-only miscompile is what this build no longer covers. GCC 12's
+# -Wmaybe-uninitialized gives a false positive at -O1 (std::optional<double> in
+# SecondOrStepTimer, test_timer.cpp), so that one warning is off here; the host builds keep it.
 cmake -S . -B "$build/aarch64" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchain-aarch64.cmake" \
-  -DHOOKFUSE_COMPILE_CHECKS=OFF -DHOOKFUSE_TEST_FLAGS=-O1
+  -DHOOKFUSE_COMPILE_CHECKS=OFF "-DHOOKFUSE_TEST_FLAGS=-O1;-Wno-maybe-uninitialized"
 cmake --build "$build/aarch64" -j"$jobs"
 
 # The compile-fail checks and their compile_ok twins are not built here (HOOKFUSE_COMPILE_CHECKS
