@@ -9,6 +9,9 @@
 #  3. aarch64: cross-builds the core tests (HOOKFUSE_CORE_ONLY) with g++-aarch64-linux-gnu
 #     -static and runs them with ctest under qemu-aarch64.
 #
+# `scripts/edge-check.sh --install-only` does step 1 and nothing else (.ci/run starts it in the
+# background while the README build compiles: the downloads then cost no wall time).
+#
 # Exits non-zero on the first failure. Build trees: $EDGE_BUILD_DIR (default build-edge/) with
 # mcu/ and aarch64/ inside; re-runs are incremental. -j2 by default ($EDGE_JOBS).
 set -euo pipefail
@@ -17,6 +20,12 @@ root=$PWD
 build=${EDGE_BUILD_DIR:-$root/build-edge}
 jobs=${EDGE_JOBS:-2}
 start=$SECONDS
+install_only=false
+case "${1:-}" in
+  "") ;;
+  --install-only) install_only=true ;;
+  *) echo "edge-check: unknown argument '$1' (the only one is --install-only)" >&2; exit 2 ;;
+esac
 
 step() { printf '\n== edge-check: %s (%ds)\n' "$*" $((SECONDS - start)); }
 
@@ -35,6 +44,9 @@ else
   export DEBIAN_FRONTEND=noninteractive
   apt-get update
   apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+if $install_only; then
+  exit 0
 fi
 
 # --- 2. Cortex-M4F ---------------------------------------------------------------------------

@@ -2,12 +2,11 @@
 // A checkpoint listener whose every method name is misspelt would never be called: an error
 // naming the listener, not a listener that silently does nothing.
 // Control: tests/compile_ok/checkpoint_listener_misspelt.cpp (the names spelt right).
+#include "lr_session.hpp"
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include "lr_session.hpp"
 
 using namespace hookfuse;
 

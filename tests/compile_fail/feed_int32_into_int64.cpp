@@ -3,8 +3,8 @@
 // (session.run(feed<"labels">(...))): a compile error naming the placeholder "labels", its
 // scalar (int64) and the data's (int32), with hookfuse's message. Control:
 // tests/compile_ok/feed_int32_into_int64.cpp (the labels are int64).
-#include <cstdint>
 #include <hookfuse/hookfuse.hpp>
+#include <cstdint>
 #include <vector>
 
 using namespace hookfuse;

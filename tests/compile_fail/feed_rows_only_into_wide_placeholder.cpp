@@ -4,8 +4,8 @@
 // trusted and a short buffer (here 4 x 400 values) read past its end. A compile error naming
 // the placeholder, its 784 columns and what to write instead. Control:
 // tests/compile_ok/feed_rows_only_into_wide_placeholder.cpp (the columns given).
-#include <cstdint>
 #include <hookfuse/hookfuse.hpp>
+#include <cstdint>
 #include <vector>
 
 using namespace hookfuse;

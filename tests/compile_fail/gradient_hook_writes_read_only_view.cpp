@@ -2,9 +2,8 @@
 // A gradient hook whose before_apply_gradients takes a const context is an observer: the views
 // it gets are Eigen::Map<const ...>, and writing through one does not compile. Control:
 // tests/compile_ok/gradient_hook_writes_read_only_view.cpp (the same hook taking `auto&`).
-#include <string_view>
-
 #include "lr_session.hpp"
+#include <string_view>
 
 using namespace hookfuse;
 

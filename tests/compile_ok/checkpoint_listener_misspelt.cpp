@@ -1,10 +1,9 @@
 // The fixed counterpart of tests/compile_fail/checkpoint_listener_misspelt.cpp: must compile.
+#include "../compile_fail/lr_session.hpp"
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include "../compile_fail/lr_session.hpp"
 
 using namespace hookfuse;
 

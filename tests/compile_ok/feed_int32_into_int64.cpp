@@ -1,7 +1,7 @@
 // tests/compile_ok/feed_int32_into_int64.cpp: the compiling twin of
 // tests/compile_fail/feed_int32_into_int64.cpp: the data has the placeholder's scalar type.
-#include <cstdint>
 #include <hookfuse/hookfuse.hpp>
+#include <cstdint>
 #include <vector>
 
 using namespace hookfuse;

@@ -2,8 +2,8 @@
 // tests/compile_fail/feed_rows_only_into_wide_placeholder.cpp: the 784-column placeholder gets
 // its columns (a ShapeError at run time for this 400-wide buffer); the one-column labels keep
 // the pointer-and-rows form, on the session and on the graph.
-#include <cstdint>
 #include <hookfuse/hookfuse.hpp>
+#include <cstdint>
 #include <vector>
 
 using namespace hookfuse;

@@ -1,8 +1,7 @@
 // The fixed counterpart of tests/compile_fail/gradient_hook_writes_read_only_view.cpp: a hook
 // that takes the context by non-const reference may change the gradients. Must compile.
-#include <string_view>
-
 #include "../compile_fail/lr_session.hpp"
+#include <string_view>
 
 using namespace hookfuse;
 
