@@ -33,3 +33,16 @@ TEMPLATE_TEST_CASE("gradcheck: scale", "[autodiff][gradcheck]", HF_MODES) {
   f.check("x.w * 2.0", hf::reduce_sum(hf::multiply(hf::matmul(x, w) * 2.0, r)), w);
   f.check("-0.75 * x.w", hf::reduce_sum(hf::multiply(-0.75 * hf::matmul(x, w), r)), w);
 }
+
+// Operators on bare Variables and Placeholders, as on TensorFlow tensors (`x * 0.5`, `w + w2`),
+// not only on expressions built from them.
+TEMPLATE_TEST_CASE("gradcheck: operators on bare Variables and Placeholders",
+                   "[autodiff][gradcheck]", HF_MODES) {
+  Dense<TestType, 6, 8, 7> f;
+  auto [x, w, w2, r] = std::tie(f.x, f.w, f.w2, f.r);
+  f.check("matmul(x * 0.5, w * -1.5)",
+          hf::reduce_sum(hf::multiply(hf::matmul(x * 0.5, w * -1.5), r)), w);
+  f.check("matmul(2.0 * x, w + w2) * r", hf::reduce_sum(hf::matmul(2.0 * x, w + w2) * r), w, w2);
+  f.check("matmul(x, w - w2 * w) * r", hf::reduce_sum(hf::matmul(x, w - w2 * w) * r), w, w2);
+  f.check("r - matmul(x, w)", hf::reduce_sum(hf::multiply(r - hf::matmul(x, w), r)), w);
+}

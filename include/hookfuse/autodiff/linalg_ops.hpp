@@ -166,30 +166,28 @@ constexpr auto multiply(A&& a, B&& b) {
   return make_node(detail::CwiseMulOp{}, std::forward<A>(a), std::forward<B>(b));
 }
 
-/// Operators on model expressions (at least one side must be an expression, so that plain
-/// Eigen and Variable arithmetic elsewhere is untouched). `*` is elementwise, as in TensorFlow.
+/// Operators on model operands, as on TensorFlow tensors: `x * 0.5f`, `w + b`, `x - y`, where a
+/// side is an expression, a Variable (taken by reference, so pass it by lvalue) or a
+/// Placeholder; `*` of two operands is elementwise (tf.multiply), `*` with a number of the
+/// operand's scalar type is `scale`. Eigen matrices are not operands, so Eigen's own
+/// arithmetic is untouched.
 template <Operand A, Operand B>
-  requires(Expression<std::remove_cvref_t<A>> || Expression<std::remove_cvref_t<B>>)
 constexpr auto operator+(A&& a, B&& b) {
   return add(std::forward<A>(a), std::forward<B>(b));
 }
 template <Operand A, Operand B>
-  requires(Expression<std::remove_cvref_t<A>> || Expression<std::remove_cvref_t<B>>)
 constexpr auto operator-(A&& a, B&& b) {
   return subtract(std::forward<A>(a), std::forward<B>(b));
 }
 template <Operand A, Operand B>
-  requires(Expression<std::remove_cvref_t<A>> || Expression<std::remove_cvref_t<B>>)
 constexpr auto operator*(A&& a, B&& b) {
   return multiply(std::forward<A>(a), std::forward<B>(b));
 }
 template <Operand A>
-  requires Expression<std::remove_cvref_t<A>>
 constexpr auto operator*(A&& a, typename std::remove_cvref_t<A>::scalar s) {
   return scale(std::forward<A>(a), s);
 }
 template <Operand A>
-  requires Expression<std::remove_cvref_t<A>>
 constexpr auto operator*(typename std::remove_cvref_t<A>::scalar s, A&& a) {
   return scale(std::forward<A>(a), s);
 }
