@@ -15,7 +15,8 @@
 #    resident set size" of `/usr/bin/time -v` (the compiler proper, cc1plus, the largest
 #    process of the driver).
 # 2. A session with 1, 10 and 30 hooks (bench/compile/hooks_n.cpp) and a model of 2, 8, 16 and 32
-#    dense layers (bench/compile/layers_n.cpp), Release flags, against the count.
+#    dense layers (bench/compile/layers_n.cpp), at the Release flags and at -O0, against the
+#    count, with the CPU seconds per added hook or layer and the object file's size.
 # 3. The Fashion-MNIST example (examples/fashion_mnist) at the Release flags, and its binary size.
 #
 # Run from anywhere: bench/compile_time.sh
@@ -27,7 +28,8 @@
 # zlib, LevelDB and Snappy) and its size reported unstripped and stripped: file bytes (stat) and
 # the text/data/bss sections (size).
 # Environment: CXX (default c++), HOOK_COUNTS (default "1 10 30"), LAYER_COUNTS (default
-# "2 8 16 32"), REPEATS (default 3), NATIVE=0 to drop -march=native (like
+# "2 8 16 32"), GROWTH_LEVELS (default "O3 O0": the growth tables' levels, each its own
+# alternation), REPEATS (default 3), NATIVE=0 to drop -march=native (like
 # -DHOOKFUSE_NATIVE_ARCH=OFF), PARTS (default "side growth example": which of 1, 2, 3 to run),
 # BASELINE_INCLUDE=<dir>: also compile (a) and (d) against the hookfuse headers in <dir> (an
 # older tree: `git archive <commit> include | tar -x -C /tmp/before` gives /tmp/before/include),
@@ -41,6 +43,7 @@ cxx=${CXX:-c++}
 read -r -a hook_counts <<<"${HOOK_COUNTS:-1 10 30}"
 read -r -a layer_counts <<<"${LAYER_COUNTS:-2 8 16 32}"
 read -r -a parts <<<"${PARTS:-side growth example}"
+read -r -a growth_levels <<<"${GROWTH_LEVELS:-O3 O0}"
 repeats=${REPEATS:-3}
 
 if [ ! -x /usr/bin/time ]; then
@@ -194,24 +197,41 @@ if has_part growth; then
   names=()
   for n in "${hook_counts[@]}"; do names+=("hooks_$n"); done
   for n in "${layer_counts[@]}"; do names+=("layers_$n"); done
-  load_before=$(load)
-  alternate O3 "${names[@]}"
-  load_after=$(load)
-  echo "## Growth, $(level_title O3) (load average before: $load_before, after: $load_after)"
-  echo
-  echo "| translation unit | wall s | user CPU s | peak MiB | wall s, each run |"
-  echo "|---|---|---|---|---|"
-  for n in "${hook_counts[@]}"; do
-    echo "| session with $n hook$([ "$n" = 1 ] || echo s) (bench/compile/hooks_n.cpp) |" \
-      "$(cell O3 "hooks_$n" wall) | $(cell O3 "hooks_$n" user) | $(cell O3 "hooks_$n" mem) |" \
-      "$(runs O3 "hooks_$n") |"
+  for level in "${growth_levels[@]}"; do
+    load_before=$(load)
+    alternate "$level" "${names[@]}"
+    load_after=$(load)
+    echo "## Growth, $(level_title "$level") (load average before: $load_before, after: $load_after)"
+    echo
+    echo "The object file's size is deterministic (the same bytes every run); \"per added\" is the"
+    echo "median CPU time's growth from the row above, divided by the added hooks or layers."
+    echo
+    echo "| translation unit | wall s | user CPU s | per added, CPU s | peak MiB | object bytes | wall s, each run |"
+    echo "|---|---|---|---|---|---|---|"
+    for kind in hooks layers; do
+      prev_n='' prev_user=''
+      if [ "$kind" = hooks ]; then counts=("${hook_counts[@]}"); else counts=("${layer_counts[@]}"); fi
+      for n in "${counts[@]}"; do
+        name="${kind}_$n"
+        user=$(cell "$level" "$name" user)
+        per=''
+        if [ -n "$prev_n" ]; then
+          per=$(awk -v u="$user" -v p="$prev_user" -v n="$n" -v m="$prev_n" \
+            'BEGIN { printf "%.2f", (u - p) / (n - m) }')
+        fi
+        if [ "$kind" = hooks ]; then
+          label="session with $n hook$([ "$n" = 1 ] || echo s) (bench/compile/hooks_n.cpp)"
+        else
+          label="model with $n dense layers (bench/compile/layers_n.cpp)"
+        fi
+        echo "| $label | $(cell "$level" "$name" wall) | $user | $per |" \
+          "$(cell "$level" "$name" mem) | $(stat -c %s "$work/$level.$name.o") |" \
+          "$(runs "$level" "$name") |"
+        prev_n=$n prev_user=$user
+      done
+    done
+    echo
   done
-  for n in "${layer_counts[@]}"; do
-    echo "| model with $n dense layers (bench/compile/layers_n.cpp) |" \
-      "$(cell O3 "layers_$n" wall) | $(cell O3 "layers_$n" user) | $(cell O3 "layers_$n" mem) |" \
-      "$(runs O3 "layers_$n") |"
-  done
-  echo
 fi
 
 if has_part example; then

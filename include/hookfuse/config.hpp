@@ -60,6 +60,19 @@
 #define HOOKFUSE_ALWAYS_INLINE
 #endif
 
+/// Marks a function or lambda that the graph instantiates once per tape entry (or per name met
+/// while building the tape): force-inlined when the compiler does not optimise (-O0, where GCC
+/// otherwise emits every instantiation as a function), left to the inliner when it does (where
+/// they are inlined anyway, and forcing them changed its choices elsewhere in the step). Each
+/// of these functions has the whole tape in its symbol, so emitting one per entry made an -O0
+/// build's work grow with the square of the model's size (bench/README.md, "Growth with hooks
+/// and layers").
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__OPTIMIZE__)
+#define HOOKFUSE_PER_ENTRY_INLINE __attribute__((always_inline))
+#else
+#define HOOKFUSE_PER_ENTRY_INLINE
+#endif
+
 namespace hookfuse {
 
 #ifdef HOOKFUSE_NO_EXCEPTIONS

@@ -95,41 +95,38 @@ inline void describe_reader(ErrorMessage& m, std::string_view tensor) {
 /// Fails with `Error` unless every placeholder that tape entry `Target` reads was fed and the
 /// batched ones (dynamic rows) all hold the same number of rows; `what` names the reader (a
 /// fetched tensor, or empty for the forward pass). Reads only the slots' flags and shapes.
+/// Its loops visit the placeholders only (for_each_placeholder).
 template <class Error, class Entries, class Names, std::size_t Target, class Slots>
 void check_feeds(const Slots& slots, std::string_view what) {
-  constexpr auto all = std::make_index_sequence<Target + 1>{};
   int unfed = 0;
-  auto count = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
-    if constexpr (reads_placeholder<Entries, Target, I>()) unfed += get<I>(slots).fed ? 0 : 1;
-  };
-  [&]<std::size_t... I>(std::index_sequence<I...>) {
-    (count(std::integral_constant<std::size_t, I>{}), ...);
-  }(all);
+  for_each_placeholder<Entries>(
+      [&]<std::size_t I>(std::integral_constant<std::size_t, I>) HOOKFUSE_PER_ENTRY_INLINE {
+        if constexpr (reach_table<Entries, Target>[I]) unfed += get<I>(slots).fed ? 0 : 1;
+      });
   if (unfed > 0) {
     ErrorMessage m;
     m << "hookfuse: ";
     describe_reader(m, what);
     m << " reads " << (unfed == 1 ? "placeholder" : "placeholders");
     int listed = 0;
-    auto list = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
-      if constexpr (reads_placeholder<Entries, Target, I>()) {
-        if (!get<I>(slots).fed) {
-          m << (listed++ == 0 ? " '" : ", '") << name_at<Names, I>() << "' (";
-          describe_placeholder(m, get<I>(slots));
-          m << ")";
-        }
-      }
-    };
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (list(std::integral_constant<std::size_t, I>{}), ...);
-    }(all);
+    for_each_placeholder<Entries>(
+        [&]<std::size_t I>(std::integral_constant<std::size_t, I>) HOOKFUSE_PER_ENTRY_INLINE {
+          if constexpr (reach_table<Entries, Target>[I]) {
+            if (!get<I>(slots).fed) {
+              m << (listed++ == 0 ? " '" : ", '") << name_at<Names, I>() << "' (";
+              describe_placeholder(m, get<I>(slots));
+              m << ")";
+            }
+          }
+        });
     m << (unfed == 1 ? ", which was" : ", which were")
       << " not fed: you must feed a value for every placeholder a step reads (no step has run "
          "yet, the input was empty, or the step's feeds left it out)";
     fail<Error>(m.str());
   }
-  check_same_rows<Error, Entries, Names>(
-      slots, what, [](auto i) { return reads_placeholder<Entries, Target, decltype(i)::value>(); });
+  check_same_rows<Error, Entries, Names>(slots, what, [](auto i) HOOKFUSE_PER_ENTRY_INLINE {
+    return reach_table<Entries, Target>[decltype(i)::value];
+  });
 }
 
 /// Fails with `Error` unless the batched placeholders (dynamic rows) at the tape positions I for
@@ -139,23 +136,21 @@ void check_feeds(const Slots& slots, std::string_view what) {
 template <class Error, class Entries, class Names, class Slots, class InSet>
 void check_same_rows(const Slots& slots, std::string_view what, InSet in_set,
                      bool whole_step = false) {
-  constexpr auto all = std::make_index_sequence<std::tuple_size_v<Entries>>{};
   Index rows = -1;
   bool same = true;
-  auto batched = [&]<std::size_t I, class F>(std::integral_constant<std::size_t, I> i, F&& f) {
-    if constexpr (requires { typename std::tuple_element_t<I, Entries>::placeholder_type; }) {
-      if constexpr (std::tuple_element_t<I, Entries>::dims.rows == Dynamic) {
-        if (in_set(i)) f(get<I>(slots).current.rows, name_at<Names, I>());
-      }
-    }
+  // f(rows, name) for each batched placeholder in the set.
+  auto batched = [&](auto&& f) HOOKFUSE_PER_ENTRY_INLINE {
+    for_each_placeholder<Entries>(
+        [&]<std::size_t I>(std::integral_constant<std::size_t, I> i) HOOKFUSE_PER_ENTRY_INLINE {
+          if constexpr (std::tuple_element_t<I, Entries>::dims.rows == Dynamic) {
+            if (in_set(i)) f(get<I>(slots).current.rows, name_at<Names, I>());
+          }
+        });
   };
-  [&]<std::size_t... I>(std::index_sequence<I...>) {
-    (batched(std::integral_constant<std::size_t, I>{}, [&](Index r, std::string_view) {
-       if (rows < 0) rows = r;
-       else if (r != rows) same = false;
-     }),
-     ...);
-  }(all);
+  batched([&](Index r, std::string_view) HOOKFUSE_PER_ENTRY_INLINE {
+    if (rows < 0) rows = r;
+    else if (r != rows) same = false;
+  });
   if (!same) {
     ErrorMessage m;
     m << "hookfuse: ";
@@ -164,13 +159,10 @@ void check_same_rows(const Slots& slots, std::string_view what, InSet in_set,
     m << " reads placeholders fed with different row counts (every placeholder of a step must "
          "get the same batch):";
     int listed = 0;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (batched(std::integral_constant<std::size_t, I>{}, [&](Index r, std::string_view name) {
-         m << (listed++ == 0 ? " '" : "; '") << name << "' " << static_cast<long long>(r)
-           << " rows";
-       }),
-       ...);
-    }(all);
+    batched([&](Index r, std::string_view name) HOOKFUSE_PER_ENTRY_INLINE {
+      m << (listed++ == 0 ? " '" : "; '") << name << "' " << static_cast<long long>(r)
+        << " rows";
+    });
     fail<Error>(m.str());
   }
 }

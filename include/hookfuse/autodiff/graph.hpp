@@ -120,6 +120,48 @@ struct FuseAll {
 };
 struct NoOptimizer {};
 
+/// The kernel of a tape entry that has none (a Variable or a Placeholder). Graph's helpers that
+/// are instantiated once per entry live here, outside the class: a member's symbol spells the
+/// whole tape (see position_list).
+struct NoKernel {
+  template <class T>
+  explicit NoKernel(const T&) {}
+};
+/// What an entry's kernel is built from: its op, or the entry itself.
+template <class E>
+const auto& op_of(const E& e) {
+  if constexpr (requires { e.op; }) return e.op;
+  else return e;
+}
+/// Marks a placeholder's slot unfed; no-op for the other slots.
+template <class Sl>
+HOOKFUSE_PER_ENTRY_INLINE inline void clear_fed(Sl& s) {
+  if constexpr (requires { s.fed; }) s.fed = false;
+}
+
+/// Graph::check_size's ValueError: at bind, the tensor at tape `position` (named `name`, or
+/// unnamed when empty) would be `shape`, more values than an Index can count. Out of line and
+/// not a member, so compiled once, not once per entry.
+HOOKFUSE_COLD inline void fail_capacity_too_large(Index capacity, std::string_view name,
+                                                  std::size_t position, Shape shape) {
+  ErrorMessage m;
+  m << "hookfuse: bind: capacity " << static_cast<long long>(capacity)
+    << " is too large: the tensor ";
+  if (!name.empty()) m << "'" << name << "' ";
+  m << "at tape position " << position << " would be " << shape
+    << ", more values than memory can be indexed with";
+  fail<ValueError>(m.str());
+}
+
+/// Graph::check_shapes' ShapeError: the operands' shapes do not fit the op at tape `position`.
+template <class... Sh>
+HOOKFUSE_COLD void fail_operand_shapes(std::size_t position, Sh... shapes) {
+  ErrorMessage msg;
+  msg << "hookfuse: operand shapes do not fit the operation at tape position " << position << ":";
+  ((msg << " " << shapes), ...);
+  fail<ShapeError>(msg.str());
+}
+
 }  // namespace detail
 
 /// A model bound to buffers. `Loss` is the position of the loss on the tape; every tensor at or
@@ -132,6 +174,8 @@ class Graph {
   static constexpr std::size_t size = std::tuple_size_v<entries_type>;
   static constexpr std::size_t loss_index = Loss;
   using scalar = typename std::tuple_element_t<Loss, entries_type>::scalar;
+  /// The tape positions of the Variables (detail::position_list).
+  using variables = detail::position_list<entries_type, detail::EntryKind::variable, size - 1>;
 
   /// Lays out every buffer for batches of up to `capacity` rows. Throws ValueError naming the
   /// value when capacity < 0, or when a tensor's [rows, cols] for it holds more values than
@@ -146,7 +190,12 @@ class Graph {
                                    "must be >= 0, got "
                                 << static_cast<long long>(capacity))
                                    .str());
-    reserve(std::make_index_sequence<size>{});
+    // Placeholders and ops, in tape order.
+    using reserved =
+        detail::position_list<entries_type, detail::EntryKind::not_variable, size - 1>;
+    [this]<std::size_t... J>(std::index_sequence<J...>) {
+      (reserve_one<reserved::positions[J]>(), ...);
+    }(std::make_index_sequence<reserved::count>{});
   }
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
@@ -263,7 +312,7 @@ class Graph {
   /// after this throws ShapeError. A session calls it before each step's feeds, so that every
   /// step feeds every placeholder it reads, as TensorFlow's feed_dict.
   void clear_feeds() {
-    detail::flat_apply([](auto&... s) { (clear_fed(s), ...); }, slots_);
+    detail::flat_apply([](auto&... s) { (detail::clear_fed(s), ...); }, slots_);
     computed_.fill(false);
   }
 
@@ -272,7 +321,7 @@ class Graph {
   /// fed memory, which its owner may have freed. A session calls it when a run or evaluation
   /// fed by the caller returns (TensorFlow's feed_dict lasts one session.run).
   void release_feeds() {
-    detail::flat_apply([](auto&... s) { (clear_fed(s), ...); }, slots_);
+    detail::flat_apply([](auto&... s) { (detail::clear_fed(s), ...); }, slots_);
   }
 
   /// Whether the placeholder `Name` was fed since the last clear_feeds().
@@ -296,9 +345,10 @@ class Graph {
     static_assert(target != detail::npos, "hookfuse: the model has no tensor with this name");
     if constexpr (target != detail::npos) {
       check_feeds<target>(Name.view());
-      [&]<std::size_t... I>(std::index_sequence<I...>) {
-        ((reads[I] = reads[I] || detail::reads_placeholder<entries_type, target, I>()), ...);
-      }(std::make_index_sequence<target + 1>{});
+      detail::for_each_placeholder<entries_type>(
+          [&]<std::size_t I>(std::integral_constant<std::size_t, I>) HOOKFUSE_PER_ENTRY_INLINE {
+            if constexpr (detail::reach_table<entries_type, target>[I]) reads[I] = true;
+          });
     }
   }
   /// Throws ShapeError naming the placeholders and their rows unless the batched placeholders
@@ -306,7 +356,8 @@ class Graph {
   /// the same batch).
   void check_same_rows(const read_set& reads) const {
     detail::check_same_rows<ShapeError, entries_type, names_type>(
-        slots_, {}, [&](auto i) { return reads[decltype(i)::value]; }, true);
+        slots_, {}, [&](auto i) HOOKFUSE_PER_ENTRY_INLINE { return reads[decltype(i)::value]; },
+        true);
   }
 
   /// Computes every tensor up to the loss; returns the loss. Throws ShapeError, before reading
@@ -315,7 +366,10 @@ class Graph {
   scalar forward() {
     check_feeds<Loss>({});
     computed_.fill(false);
-    forward_range<0>(std::make_index_sequence<Loss + 1>{});
+    using ops = detail::position_list<entries_type, detail::EntryKind::op, Loss>;
+    [this]<std::size_t... J>(std::index_sequence<J...>) {
+      (forward_one<ops::positions[J]>(), ...);
+    }(std::make_index_sequence<ops::count>{});
     [this]<std::size_t... I>(std::index_sequence<I...>) {
       ((computed_[I] = true), ...);
     }(std::make_index_sequence<Loss + 1>{});
@@ -335,23 +389,24 @@ class Graph {
   void backward(const Optimizer& optimizer) {
     using P = std::conditional_t<detail::fusable_update<Optimizer>, Pin, detail::FuseNone>;
     if constexpr (detail::SlotAccumulation<Optimizer>) {
-      [&]<std::size_t... I>(std::index_sequence<I...>) {
-        (before_backward_one<I, P>(optimizer), ...);
-      }(std::make_index_sequence<size>{});
+      [&]<std::size_t... J>(std::index_sequence<J...>) {
+        (before_backward_one<variables::positions[J], P>(optimizer), ...);
+      }(std::make_index_sequence<variables::count>{});
     }
     detail::get<Loss>(slots_).adjoint().setConstant(scalar(1));
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (backward_one<Loss - I, P>(optimizer), ...);
-    }(std::make_index_sequence<Loss + 1>{});
+    using ops = detail::position_list<entries_type, detail::EntryKind::op, Loss>;
+    [&]<std::size_t... J>(std::index_sequence<J...>) {  // from the loss down
+      (backward_one<ops::positions[ops::count - 1 - J], P>(optimizer), ...);
+    }(std::make_index_sequence<ops::count>{});
   }
 
   /// optimizer.apply(variable) for every variable whose update backward<Pin> did not fold in.
   template <class Pin, class Optimizer>
   void apply_unfused(const Optimizer& optimizer) {
     using P = std::conditional_t<detail::fusable_update<Optimizer>, Pin, detail::FuseNone>;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (apply_one<I, P>(optimizer), ...);
-    }(std::make_index_sequence<size>{});
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      (apply_one<variables::positions[J], P>(optimizer), ...);
+    }(std::make_index_sequence<variables::count>{});
   }
 
   /// For a SlotAccumulation optimizer, right after backward<Pin>: optimizer.apply_fused(variable)
@@ -360,9 +415,9 @@ class Graph {
   template <class Pin, class Optimizer>
   void apply_fused_slots(const Optimizer& optimizer) {
     if constexpr (detail::SlotAccumulation<Optimizer>) {
-      [&]<std::size_t... I>(std::index_sequence<I...>) {
-        (apply_fused_one<I, Pin>(optimizer), ...);
-      }(std::make_index_sequence<size>{});
+      [&]<std::size_t... J>(std::index_sequence<J...>) {
+        (apply_fused_one<variables::positions[J], Pin>(optimizer), ...);
+      }(std::make_index_sequence<variables::count>{});
     }
   }
 
@@ -401,9 +456,10 @@ class Graph {
     constexpr std::size_t i = index_of<Name>;
     if (!computed_[i]) {
       check_feeds<i>(Name.view());
+      using ops = detail::position_list<entries_type, detail::EntryKind::op, i>;
       [this]<std::size_t... J>(std::index_sequence<J...>) {
-        (compute_if_reached<i, J>(), ...);
-      }(std::make_index_sequence<i + 1>{});
+        (compute_if_reached<i, ops::positions[J]>(), ...);
+      }(std::make_index_sequence<ops::count>{});
     }
     return detail::get<i>(slots_).value();
   }
@@ -445,10 +501,6 @@ class Graph {
   template <std::size_t I>
   static constexpr bool is_placeholder_at() {
     return requires { typename std::tuple_element_t<I, entries_type>::placeholder_type; };
-  }
-  template <class Sl>
-  static void clear_fed(Sl& s) {
-    if constexpr (requires { s.fed; }) s.fed = false;
   }
   template <fixed_string Name, class T>
   void feed_checked(const T* data, Index rows, Index cols) {
@@ -493,7 +545,7 @@ class Graph {
     detail::check_feeds<ShapeError, entries_type, names_type, Target>(slots_, what);
   }
   template <std::size_t Target, std::size_t J>
-  void compute_if_reached() {
+  HOOKFUSE_PER_ENTRY_INLINE void compute_if_reached() {
     if constexpr (detail::reach_table<entries_type, Target>[J]) {
       if (!computed_[J]) {
         forward_one<J>();
@@ -511,13 +563,9 @@ class Graph {
         detail::FlatLeaf<I, detail::Slot<std::tuple_element_t<I, Entries>>>{
             detail::Slot<std::tuple_element_t<I, Entries>>(detail::get<I>(e))}...};
   }
-  struct NoKernel {
-    template <class T>
-    explicit NoKernel(const T&) {}
-  };
   template <class E>
   struct kernel_of {
-    using type = NoKernel;
+    using type = detail::NoKernel;
   };
   template <class Op, class S, Dims D, bool RG, std::size_t... Cs>
   struct kernel_of<detail::OpEntry<Op, S, D, RG, Cs...>> {
@@ -529,32 +577,23 @@ class Graph {
                                  typename kernel_of<std::tuple_element_t<I, Entries>>::type...>{
         detail::FlatLeaf<I, typename kernel_of<std::tuple_element_t<I, Entries>>::type>{
             typename kernel_of<std::tuple_element_t<I, Entries>>::type(
-                op_of(detail::get<I>(e)))}...};
-  }
-  template <class E>
-  static const auto& op_of(const E& e) {
-    if constexpr (requires { e.op; }) return e.op;
-    else return e;
+                detail::op_of(detail::get<I>(e)))}...};
   }
 
   template <class Sl, class F>
-  static void visit_variable(Sl& s, F& f) {
+  HOOKFUSE_PER_ENTRY_INLINE static void visit_variable(Sl& s, F& f) {
     if constexpr (requires { s.var; }) f(*s.var);
   }
 
-  template <std::size_t... I>
-  void reserve(std::index_sequence<I...>) {
-    (reserve_one<I>(), ...);
-  }
   template <std::size_t I>
-  void reserve_one() {
+  HOOKFUSE_PER_ENTRY_INLINE void reserve_one() {
     using E = std::tuple_element_t<I, entries_type>;
     auto& slot = detail::get<I>(slots_);
     if constexpr (requires { typename E::placeholder_type; }) {
       if constexpr (E::dims.rows == Dynamic) slot.current.rows = capacity_;
       check_size<I>(slot.current);
     } else if constexpr (requires { typename E::op_type; }) {
-      [&]<std::size_t... K>(std::index_sequence<K...>) {
+      [&]<std::size_t... K>(std::index_sequence<K...>) HOOKFUSE_PER_ENTRY_INLINE {
         constexpr auto cs = E::children;
         const detail::Shape shape = E::op_type::shape(detail::get<cs[K]>(slots_).shape()...);
         check_shapes<I>(detail::get<cs[K]>(slots_).shape()...);
@@ -568,22 +607,15 @@ class Graph {
   /// ValueError unless the tensor at tape position I, of `shape`, can be allocated and indexed:
   /// rows * cols values of its scalar within the index type (no overflow in any size product).
   template <std::size_t I>
-  void check_size(detail::Shape shape) const {
+  HOOKFUSE_PER_ENTRY_INLINE void check_size(detail::Shape shape) const {
     using S = typename std::tuple_element_t<I, entries_type>::scalar;
     constexpr Index max_values = std::numeric_limits<Index>::max() / Index{sizeof(S)};
-    if (shape.rows > 0 && shape.cols > 0 && shape.rows > max_values / shape.cols) {
-      detail::ErrorMessage m;
-      constexpr std::string_view name = detail::name_at<names_type, I>();
-      m << "hookfuse: bind: capacity " << static_cast<long long>(capacity_)
-        << " is too large: the tensor ";
-      if constexpr (!name.empty()) m << "'" << name << "' ";
-      m << "at tape position " << I << " would be " << shape
-        << ", more values than memory can be indexed with";
-      detail::fail<ValueError>(m.str());
-    }
+    constexpr std::string_view name = detail::name_at<names_type, I>();  // a constant, no call
+    if (shape.rows > 0 && shape.cols > 0 && shape.rows > max_values / shape.cols)
+      detail::fail_capacity_too_large(capacity_, name, I, shape);
   }
   template <std::size_t I, class... Sh>
-  void check_shapes(Sh... shapes) {
+  HOOKFUSE_PER_ENTRY_INLINE void check_shapes(Sh... shapes) {
     using Op = typename std::tuple_element_t<I, entries_type>::op_type;
     using Kernel = std::tuple_element_t<I, kernels_type>;
     bool ok = true;
@@ -591,24 +623,15 @@ class Graph {
     // Rules that depend on the operands' compile-time dims (broadcasting) live in the kernel.
     if constexpr (requires { Kernel::valid_shape(shapes...); })
       ok = ok && Kernel::valid_shape(shapes...);
-    if (!ok) {
-      detail::ErrorMessage msg;
-      msg << "hookfuse: operand shapes do not fit the operation at tape position " << I << ":";
-      ((msg << " " << shapes), ...);
-      detail::fail<ShapeError>(msg.str());
-    }
+    if (!ok) detail::fail_operand_shapes(I, shapes...);
   }
 
-  template <std::size_t Base, std::size_t... I>
-  void forward_range(std::index_sequence<I...>) {
-    (forward_one<Base + I>(), ...);
-  }
   template <std::size_t I>
-  void forward_one() {
+  HOOKFUSE_PER_ENTRY_INLINE void forward_one() {
     using E = std::tuple_element_t<I, entries_type>;
     if constexpr (requires { typename E::op_type; }) {
       auto& slot = detail::get<I>(slots_);
-      [&]<std::size_t... K>(std::index_sequence<K...>) {
+      [&]<std::size_t... K>(std::index_sequence<K...>) HOOKFUSE_PER_ENTRY_INLINE {
         constexpr auto cs = E::children;
         const detail::Shape shape = E::op_type::shape(detail::get<cs[K]>(slots_).shape()...);
         slot.val.set_shape(shape);
@@ -627,12 +650,12 @@ class Graph {
   }
 
   template <std::size_t I, class Pin, class Optimizer>
-  void backward_one(const Optimizer& optimizer) {
+  HOOKFUSE_PER_ENTRY_INLINE void backward_one(const Optimizer& optimizer) {
     using E = std::tuple_element_t<I, entries_type>;
     if constexpr (requires { typename E::op_type; }) {
       if constexpr (E::requires_grad) {
         auto& slot = detail::get<I>(slots_);
-        [&]<std::size_t... K>(std::index_sequence<K...>) {
+        [&]<std::size_t... K>(std::index_sequence<K...>) HOOKFUSE_PER_ENTRY_INLINE {
           constexpr auto cs = E::children;
           // Operands whose update is fused come last: the others' backward may still read the
           // variable's value (dX = dY W^T before W changes).
@@ -649,7 +672,8 @@ class Graph {
   /// Operand K of entry I, in the unfused (Fused = false) or the fused round.
   template <std::size_t I, std::size_t K, bool Fused, class Pin, class Optimizer, class Sl,
             class... Vals>
-  void backward_pass_operand(const Optimizer& optimizer, Sl& slot, const Vals&... vals) {
+  HOOKFUSE_PER_ENTRY_INLINE void backward_pass_operand(const Optimizer& optimizer, Sl& slot,
+                                                    const Vals&... vals) {
     constexpr std::size_t c = std::tuple_element_t<I, entries_type>::children[K];
     if constexpr (update_fused_at<Pin, c>() == Fused) {
       if constexpr (Fused) backward_update<I, K>(optimizer, slot, vals...);
@@ -657,7 +681,7 @@ class Graph {
     }
   }
   template <std::size_t I, std::size_t K, class Sl, class... Vals>
-  void backward_operand(Sl& slot, const Vals&... vals) {
+  HOOKFUSE_PER_ENTRY_INLINE void backward_operand(Sl& slot, const Vals&... vals) {
     using E = std::tuple_element_t<I, entries_type>;
     constexpr std::size_t c = E::children[K];
     if constexpr (std::tuple_element_t<c, entries_type>::requires_grad) {
@@ -667,7 +691,8 @@ class Graph {
     }
   }
   template <std::size_t I, std::size_t K, class Optimizer, class Sl, class... Vals>
-  void backward_update(const Optimizer& optimizer, Sl& slot, const Vals&... vals) {
+  HOOKFUSE_PER_ENTRY_INLINE void backward_update(const Optimizer& optimizer, Sl& slot,
+                                              const Vals&... vals) {
     constexpr std::size_t c = std::tuple_element_t<I, entries_type>::children[K];
     using S = typename std::tuple_element_t<c, entries_type>::scalar;
     if constexpr (detail::LinearUpdate<Optimizer>) {
@@ -683,19 +708,19 @@ class Graph {
     }
   }
   template <std::size_t I, class Pin, class Optimizer>
-  void before_backward_one(const Optimizer& optimizer) {
+  HOOKFUSE_PER_ENTRY_INLINE void before_backward_one(const Optimizer& optimizer) {
     if constexpr (requires { detail::get<I>(slots_).var; }) {
       if constexpr (update_fused_at<Pin, I>()) optimizer.before_backward(*detail::get<I>(slots_).var);
     }
   }
   template <std::size_t I, class Pin, class Optimizer>
-  void apply_one(const Optimizer& optimizer) {
+  HOOKFUSE_PER_ENTRY_INLINE void apply_one(const Optimizer& optimizer) {
     if constexpr (requires { detail::get<I>(slots_).var; }) {
       if constexpr (!update_fused_at<Pin, I>()) optimizer.apply(*detail::get<I>(slots_).var);
     }
   }
   template <std::size_t I, class Pin, class Optimizer>
-  void apply_fused_one(const Optimizer& optimizer) {
+  HOOKFUSE_PER_ENTRY_INLINE void apply_fused_one(const Optimizer& optimizer) {
     if constexpr (requires { detail::get<I>(slots_).var; }) {
       if constexpr (update_fused_at<Pin, I>()) optimizer.apply_fused(*detail::get<I>(slots_).var);
     }

@@ -75,6 +75,18 @@ struct NameEntry {
 template <class... Ns>
 struct NameList {};
 
+/// The name list of a bound tape: each name and its position, without the expression type
+/// (void). The types are only needed while flattening (check_unique_name); kept on the bound
+/// tape, they would spell the whole model once per named tensor in the type of the Graph, and
+/// so in the symbol of every one of its member functions, which made the compiler's work grow
+/// with the square of the model's size.
+template <class List>
+struct bound_names;
+template <class... Ns>
+struct bound_names<NameList<Ns...>> {
+  using type = NameList<NameEntry<Ns::name, Ns::index, void>...>;
+};
+
 template <fixed_string Name, class... Ns>
 constexpr std::size_t find_name(NameList<Ns...>) {
   std::size_t found = npos;
@@ -123,7 +135,8 @@ struct EntryCons {
 
 /// Entry I of the finished tape (for a name met again: check_same_tensor).
 template <std::size_t I, class Seq, class... Es>
-constexpr const auto& get_entry(const FlatTupleImpl<Seq, Es...>& entries) {
+HOOKFUSE_PER_ENTRY_INLINE constexpr const auto& get_entry(
+    const FlatTupleImpl<Seq, Es...>& entries) {
   return get<I>(entries);
 }
 
@@ -146,7 +159,7 @@ bool same_op(const Op& a, const Op& b) {
 /// object, a placeholder of the same width, the same ops with the same constants. Only called
 /// for an `e` of the type that first carried the name, so the tape has the same structure there.
 template <std::size_t I, class Entries, class E>
-bool same_tensor(const Entries& entries, const E& e) {
+HOOKFUSE_PER_ENTRY_INLINE inline bool same_tensor(const Entries& entries, const E& e) {
   const auto& entry = get_entry<I>(entries);
   if constexpr (requires { typename E::variable_type; }) {
     return entry.var == e.var;
@@ -155,7 +168,7 @@ bool same_tensor(const Entries& entries, const E& e) {
   } else if constexpr (requires { typename E::op_type; }) {
     using Entry = std::remove_cvref_t<decltype(entry)>;
     return same_op(entry.op, e.op) &&
-           [&]<std::size_t... K>(std::index_sequence<K...>) {
+           [&]<std::size_t... K>(std::index_sequence<K...>) HOOKFUSE_PER_ENTRY_INLINE {
              return (same_tensor<Entry::children[K]>(entries, get<K>(e.children)) && ... &&
                      true);
            }(std::make_index_sequence<Entry::children.size()>{});
@@ -305,12 +318,15 @@ struct flat_result {
 /// At each new entry it calls visit.entry(index_c<I>, payload) with what entry I is built from
 /// (the Variable pointer, the placeholder, the op); at each name met again,
 /// visit.reused(index_c<I>, e). Each call passes references only, so the work is linear in the
-/// number of nodes (flatten's by-value tape cost the optimiser time quadratic in it).
+/// number of nodes (flatten's by-value tape cost the optimiser time quadratic in it). The walk's
+/// functions are force-inlined into bind: each is instantiated once per node with the tape so
+/// far in its type, and emitted as functions (at -O0) their symbols would grow with the square
+/// of the model's size.
 template <class T, class E, class Visit>
-constexpr void walk_tape(const E& e, Visit& visit);
+HOOKFUSE_PER_ENTRY_INLINE constexpr void walk_tape(const E& e, Visit& visit);
 
 template <std::size_t K, class T, class Children, class Visit>
-constexpr void walk_children(const Children& children, Visit& visit) {
+HOOKFUSE_PER_ENTRY_INLINE constexpr void walk_children(const Children& children, Visit& visit) {
   if constexpr (K < std::tuple_size_v<Children>) {
     using Child = std::tuple_element_t<K, Children>;
     walk_tape<T>(get<K>(children), visit);
@@ -319,7 +335,7 @@ constexpr void walk_children(const Children& children, Visit& visit) {
 }
 
 template <class T, class E, class Visit>
-constexpr void walk_tape(const E& e, Visit& visit) {
+HOOKFUSE_PER_ENTRY_INLINE constexpr void walk_tape(const E& e, Visit& visit) {
   if constexpr (requires { typename E::summarized_type; }) {
     walk_tape<T>(e.tensor, visit);
   } else if constexpr (requires { typename E::op_type; }) {
@@ -341,7 +357,7 @@ constexpr void walk_tape(const E& e, Visit& visit) {
 template <class T, class Visit>
 constexpr void walk_all(Visit&) {}
 template <class T, class Visit, class F, class... Rest>
-constexpr void walk_all(Visit& visit, const F& f, const Rest&... rest) {
+HOOKFUSE_PER_ENTRY_INLINE constexpr void walk_all(Visit& visit, const F& f, const Rest&... rest) {
   walk_tape<T>(f, visit);
   walk_all<typename flat_result<T, F>::tape_type>(visit, rest...);
 }
@@ -361,11 +377,11 @@ constexpr auto flatten_all_types(T tape, const F& f, const Rest&... rest) {
 struct CollectPayloads {
   const void** payloads;
   template <std::size_t I, class P>
-  constexpr void entry(index_c<I>, const P& payload) {
+  HOOKFUSE_PER_ENTRY_INLINE constexpr void entry(index_c<I>, const P& payload) {
     payloads[I] = &payload;
   }
   template <std::size_t I, class E>
-  constexpr void reused(index_c<I>, const E&) {}
+  HOOKFUSE_PER_ENTRY_INLINE constexpr void reused(index_c<I>, const E&) {}
 };
 
 /// Visitor of bind_tape's second walk: each name met again must name the same object.
@@ -373,9 +389,9 @@ template <class Entries>
 struct CheckReusedNames {
   const Entries& entries;
   template <std::size_t I, class P>
-  constexpr void entry(index_c<I>, const P&) {}
+  HOOKFUSE_PER_ENTRY_INLINE constexpr void entry(index_c<I>, const P&) {}
   template <std::size_t I, class E>
-  void reused(index_c<I>, const E& e) {
+  HOOKFUSE_PER_ENTRY_INLINE void reused(index_c<I>, const E& e) {
     check_same_tensor<I>(entries, e);
   }
 };
@@ -398,7 +414,7 @@ auto bind_tape(const L& loss, const Fs&... fetches) {
       decltype(flatten_all_types(std::declval<Start>(), std::declval<const L&>(),
                                  std::declval<const Fs&>()...));
   using Entries = decltype(entries_to_tuple(std::declval<typename Listed::entries_type>()));
-  using Final = Tape<Entries, typename Listed::names_type>;
+  using Final = Tape<Entries, typename bound_names<typename Listed::names_type>::type>;
   std::array<const void*, Listed::entries_type::size> payloads{};
   CollectPayloads collect{payloads.data()};
   walk_all<Start>(collect, loss, fetches...);
