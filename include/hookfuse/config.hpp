@@ -62,8 +62,9 @@
 
 /// Marks a function or lambda that the graph instantiates once per tape entry (or per name met
 /// while building the tape): force-inlined when the compiler does not optimise (-O0, where GCC
-/// otherwise emits every instantiation as a function), left to the inliner when it does (where
-/// they are inlined anyway, and forcing them changed its choices elsewhere in the step). Each
+/// otherwise emits every instantiation as a function), left to the inliner when it does
+/// (forcing them there changed its choices elsewhere in the step; past its size limits, on
+/// models of about 30 layers, it keeps some of them out of line). Each
 /// of these functions has the whole tape in its symbol, so emitting one per entry made an -O0
 /// build's work grow with the square of the model's size (bench/README.md, "Growth with hooks
 /// and layers").

@@ -174,8 +174,6 @@ class Graph {
   static constexpr std::size_t size = std::tuple_size_v<entries_type>;
   static constexpr std::size_t loss_index = Loss;
   using scalar = typename std::tuple_element_t<Loss, entries_type>::scalar;
-  /// The tape positions of the Variables (detail::position_list).
-  using variables = detail::position_list<entries_type, detail::EntryKind::variable, size - 1>;
 
   /// Lays out every buffer for batches of up to `capacity` rows. Throws ValueError naming the
   /// value when capacity < 0, or when a tensor's [rows, cols] for it holds more values than
@@ -498,6 +496,9 @@ class Graph {
   Index capacity() const { return capacity_; }
 
  private:
+  /// The tape positions of the Variables (detail::position_list).
+  using variables = detail::position_list<entries_type, detail::EntryKind::variable, size - 1>;
+
   template <std::size_t I>
   static constexpr bool is_placeholder_at() {
     return requires { typename std::tuple_element_t<I, entries_type>::placeholder_type; };

@@ -104,46 +104,18 @@ template <class Entries, std::size_t Target>
 inline constexpr std::array<bool, std::tuple_size_v<Entries>> reach_table =
     reach_from(tape_shape<Entries>, Target);
 
-/// The tape positions of the placeholders, in tape order. Loops over the placeholders go over
-/// this list, not over every entry: a loop body instantiated once per tape entry is a function
-/// whose symbol spells the whole tape, so the compiler's work grew with the square of the
-/// model's size.
-template <class Entries>
-struct placeholder_list {
-  static constexpr std::size_t count = [] {
-    std::size_t n = 0;
-    for (bool p : tape_shape<Entries>.is_placeholder) n += p ? 1 : 0;
-    return n;
-  }();
-  static constexpr std::array<std::size_t, count> positions = [] {
-    std::array<std::size_t, count> out{};
-    std::size_t n = 0;
-    for (std::size_t i = 0; i < tape_shape<Entries>.is_placeholder.size(); ++i)
-      if (tape_shape<Entries>.is_placeholder[i]) out[n++] = i;
-    return out;
-  }();
-};
-
-/// Calls f(std::integral_constant<std::size_t, I>{}) for the tape position I of every
-/// placeholder, in tape order.
-template <class Entries, class F>
-HOOKFUSE_PER_ENTRY_INLINE constexpr void for_each_placeholder(F&& f) {
-  using L = placeholder_list<Entries>;
-  [&]<std::size_t... J>(std::index_sequence<J...>) HOOKFUSE_PER_ENTRY_INLINE {
-    (f(std::integral_constant<std::size_t, L::positions[J]>{}), ...);
-  }(std::make_index_sequence<L::count>{});
-}
-
 /// Which entries a position_list holds.
 enum class EntryKind {
   op,           // the entries computed by an op
   variable,     // the Variables
+  placeholder,  // the Placeholders
   not_variable  // the ops and the placeholders
 };
 
 /// The tape positions, in tape order, of the entries at positions 0..Last that are of `Kind`.
-/// The graph's per-entry loops go over such a list instead of over every position, for the
-/// same reason as placeholder_list.
+/// The graph's per-entry loops go over such a list instead of over every position: a loop body
+/// instantiated once per tape entry is a function whose symbol spells the whole tape, so the
+/// compiler's work grew with the square of the model's size.
 template <class Entries, EntryKind Kind, std::size_t Last>
 struct position_list {
   static constexpr bool holds(std::size_t i) {
@@ -151,6 +123,7 @@ struct position_list {
     switch (Kind) {
       case EntryKind::op: return !s.is_variable[i] && !s.is_placeholder[i];
       case EntryKind::variable: return s.is_variable[i];
+      case EntryKind::placeholder: return s.is_placeholder[i];
       case EntryKind::not_variable: return !s.is_variable[i];
     }
     return false;
@@ -168,6 +141,16 @@ struct position_list {
     return out;
   }();
 };
+
+/// Calls f(std::integral_constant<std::size_t, I>{}) for the tape position I of every
+/// placeholder, in tape order.
+template <class Entries, class F>
+HOOKFUSE_PER_ENTRY_INLINE constexpr void for_each_placeholder(F&& f) {
+  using L = position_list<Entries, EntryKind::placeholder, std::tuple_size_v<Entries> - 1>;
+  [&]<std::size_t... J>(std::index_sequence<J...>) HOOKFUSE_PER_ENTRY_INLINE {
+    (f(std::integral_constant<std::size_t, L::positions[J]>{}), ...);
+  }(std::make_index_sequence<L::count>{});
+}
 
 /// Entry I of the tape is a placeholder that entry Target reads.
 template <class Entries, std::size_t Target, std::size_t I>
