@@ -79,16 +79,35 @@ struct Slot<InputEntry<P>> {
   }
 };
 
-template <class Op, class S, Dims D, bool RG, std::size_t... Cs>
-struct Slot<OpEntry<Op, S, D, RG, Cs...>> {
+/// The slot of an op's entry: its value, and its adjoint when it requires a gradient (RG). Its
+/// type depends on the scalar, dims and RG only, not on the op or its operands' positions, so
+/// that the per-entry functions below are instantiated once for like layers, with short symbols.
+template <class S_, Dims D_, bool RG>
+struct OpSlot {
+  using S = S_;
+  static constexpr Dims D = D_;
+  static constexpr bool requires_grad = RG;
   Buffer<S, D.rows, D.cols> val;
   struct NoAdjoint {};
   std::conditional_t<RG, Buffer<S, D.rows, D.cols>, NoAdjoint> adj;
-  explicit Slot(const OpEntry<Op, S, D, RG, Cs...>&) {}
+  template <class E>
+  explicit OpSlot(const E&) {}
   Shape shape() const { return val.shape(); }
   auto value() { return val.view(); }
   auto adjoint() { return adj.view(); }
 };
+
+template <class E>
+struct slot_of {
+  using type = Slot<E>;
+};
+template <class Op, class S, Dims D, bool RG, std::size_t... Cs>
+struct slot_of<OpEntry<Op, S, D, RG, Cs...>> {
+  using type = OpSlot<S, D, RG>;
+};
+/// The slot type of tape entry E.
+template <class E>
+using slot_t = typename slot_of<E>::type;
 
 /// An optimizer whose update is `value += update_scale * gradient` (plain SGD): it can be folded
 /// into the backward pass.
@@ -133,13 +152,18 @@ const auto& op_of(const E& e) {
   if constexpr (requires { e.op; }) return e.op;
   else return e;
 }
+/// f(variable) for a Variable's slot; no-op for the other slots.
+template <class Sl, class F>
+HOOKFUSE_PER_ENTRY_INLINE inline void visit_variable(Sl& s, F& f) {
+  if constexpr (requires { s.var; }) f(*s.var);
+}
 /// Marks a placeholder's slot unfed; no-op for the other slots.
 template <class Sl>
 HOOKFUSE_PER_ENTRY_INLINE inline void clear_fed(Sl& s) {
   if constexpr (requires { s.fed; }) s.fed = false;
 }
 
-/// Graph::check_size's ValueError: at bind, the tensor at tape `position` (named `name`, or
+/// check_size's ValueError: at bind, the tensor at tape `position` (named `name`, or
 /// unnamed when empty) would be `shape`, more values than an Index can count. Out of line and
 /// not a member, so compiled once, not once per entry.
 HOOKFUSE_COLD inline void fail_capacity_too_large(Index capacity, std::string_view name,
@@ -153,13 +177,174 @@ HOOKFUSE_COLD inline void fail_capacity_too_large(Index capacity, std::string_vi
   fail<ValueError>(m.str());
 }
 
-/// Graph::check_shapes' ShapeError: the operands' shapes do not fit the op at tape `position`.
+/// reserve_op's ShapeError: the operands' shapes do not fit the op at tape `position`.
 template <class... Sh>
 HOOKFUSE_COLD void fail_operand_shapes(std::size_t position, Sh... shapes) {
   ErrorMessage msg;
   msg << "hookfuse: operand shapes do not fit the operation at tape position " << position << ":";
   ((msg << " " << shapes), ...);
   fail<ShapeError>(msg.str());
+}
+
+// The graph's work on one entry. Free functions whose template arguments are that entry's own
+// types (its op, kernel and slots, and its operands' slots), not the graph's: the graph calls
+// them from one fold per pass, over the tape positions of a position_list, with the operand
+// slots given by operand_triples. A member of Graph instantiated once per entry has a symbol
+// that spells the whole tape, and the compiler's work grew with the square of the model's size
+// (bench/README.md, "Growth with hooks and layers").
+
+/// f applied to the first N of the three operand slots.
+template <std::size_t N, class F, class C0, class C1, class C2>
+HOOKFUSE_PER_ENTRY_INLINE inline decltype(auto) with_operands(F&& f, C0& c0, C1& c1, C2& c2) {
+  if constexpr (N == 0) return f();
+  else if constexpr (N == 1) return f(c0);
+  else if constexpr (N == 2) return f(c0, c1);
+  else return f(c0, c1, c2);
+}
+/// Operand slot K of three.
+template <std::size_t K, class C0, class C1, class C2>
+HOOKFUSE_PER_ENTRY_INLINE constexpr auto& pick_operand(C0& c0, C1& c1, C2& c2) {
+  if constexpr (K == 0) return c0;
+  else if constexpr (K == 1) return c1;
+  else return c2;
+}
+
+/// ValueError unless a tensor of scalar S and `shape` can be allocated and indexed: rows * cols
+/// values of S within the index type (no overflow in any size product). `position` and `name`
+/// are the entry's, for the message.
+template <class S>
+HOOKFUSE_PER_ENTRY_INLINE inline void check_size(Shape shape, Index capacity,
+                                                 std::size_t position, std::string_view name) {
+  constexpr Index max_values = std::numeric_limits<Index>::max() / Index{sizeof(S)};
+  if (shape.rows > 0 && shape.cols > 0 && shape.rows > max_values / shape.cols)
+    fail_capacity_too_large(capacity, name, position, shape);
+}
+
+/// At bind: a placeholder's rows become the capacity when they are the batch's.
+template <class Sl>
+HOOKFUSE_PER_ENTRY_INLINE inline void reserve_placeholder(Sl& slot, Index capacity,
+                                                          std::size_t position,
+                                                          std::string_view name) {
+  if constexpr (Sl::D.rows == Dynamic) slot.current.rows = capacity;
+  check_size<typename Sl::S>(slot.current, capacity, position, name);
+}
+
+/// At bind: checks an op's operand shapes (ShapeError) and its size (ValueError), and reserves
+/// its buffers and its kernel's workspace for them.
+template <class Op, std::size_t N, class Kernel, class Sl, class C0, class C1, class C2>
+HOOKFUSE_PER_ENTRY_INLINE inline void reserve_op(Kernel& kernel, Sl& slot, Index capacity,
+                                                 std::size_t position, std::string_view name,
+                                                 C0& c0, C1& c1, C2& c2) {
+  with_operands<N>(
+      [&](auto&... cs) HOOKFUSE_PER_ENTRY_INLINE {
+        const Shape shape = Op::shape(cs.shape()...);
+        bool ok = true;
+        if constexpr (requires { Op::valid_shape(cs.shape()...); })
+          ok = Op::valid_shape(cs.shape()...);
+        // Rules that depend on the operands' compile-time dims (broadcasting) live in the kernel.
+        if constexpr (requires { Kernel::valid_shape(cs.shape()...); })
+          ok = ok && Kernel::valid_shape(cs.shape()...);
+        if (!ok) fail_operand_shapes(position, cs.shape()...);
+        check_size<typename Sl::S>(shape, capacity, position, name);
+        slot.val.reserve(shape);
+        if constexpr (Sl::requires_grad) slot.adj.reserve(shape);
+        kernel.reserve(shape, cs.shape()...);
+      },
+      c0, c1, c2);
+}
+
+/// An op's forward pass: its value from its operands' values.
+template <class Op, std::size_t N, class Kernel, class Sl, class C0, class C1, class C2>
+HOOKFUSE_PER_ENTRY_INLINE inline void forward_op(Kernel& kernel, Sl& slot, C0& c0, C1& c1,
+                                                 C2& c2) {
+  with_operands<N>(
+      [&](auto&... cs) HOOKFUSE_PER_ENTRY_INLINE {
+        const Shape shape = Op::shape(cs.shape()...);
+        slot.val.set_shape(shape);
+        if constexpr (Sl::requires_grad) slot.adj.set_shape(shape);
+        auto out = slot.value();
+        kernel.forward(out, cs.value()...);
+      },
+      c0, c1, c2);
+}
+
+/// Where the backward pass of an op writes one operand's gradient.
+enum class OperandRole : unsigned char {
+  none,    // the operand requires no gradient
+  assign,  // its adjoint, first contribution (overwrites)
+  add,     // its adjoint, a later contribution
+  update   // a Variable whose update is fused: its value (LinearUpdate) or its optimizer slot
+};
+/// What the backward pass of one op does: per operand, where its gradient goes.
+struct BackwardPlan {
+  std::size_t operands = 0;
+  std::array<OperandRole, max_operands> role{};
+};
+
+/// The role in backward_op's first round (every operand but the fused ones) and second.
+constexpr OperandRole unfused_role(OperandRole r) {
+  return r == OperandRole::update ? OperandRole::none : r;
+}
+constexpr OperandRole fused_role(OperandRole r) {
+  return r == OperandRole::update ? r : OperandRole::none;
+}
+
+/// Operand K's share of an op's backward pass, written where `Role` says.
+template <std::size_t K, OperandRole Role, class Optimizer, class Kernel, class Sl, class C,
+          class... Vals>
+HOOKFUSE_PER_ENTRY_INLINE inline void backward_operand(const Optimizer& optimizer, Kernel& kernel,
+                                                       Sl& slot, C& operand,
+                                                       const Vals&... vals) {
+  if constexpr (Role == OperandRole::assign || Role == OperandRole::add) {
+    auto adj = operand.adjoint();
+    GradTarget<decltype(adj), Role == OperandRole::assign> t{adj};
+    kernel.template backward<K>(t, slot.adjoint(), slot.value(), vals...);
+  } else if constexpr (Role == OperandRole::update) {
+    using S = typename C::S;
+    if constexpr (LinearUpdate<Optimizer>) {
+      auto value = operand.value();
+      UpdateTarget<decltype(value)> t{value, optimizer.template update_scale<S>()};
+      kernel.template backward<K>(t, slot.adjoint(), slot.value(), vals...);
+    } else if constexpr (SlotAccumulation<Optimizer>) {
+      auto& acc = optimizer.accumulation_slot(*operand.var);
+      map_t<S, C::D.rows, C::D.cols> view(acc.data(), acc.rows(), acc.cols());
+      UpdateTarget<decltype(view)> t{view, S(1)};
+      kernel.template backward<K>(t, slot.adjoint(), slot.value(), vals...);
+    }
+  }
+}
+
+/// An op's backward pass: each operand's gradient, where Plan says. Operands whose update is
+/// fused come last: the others' backward may still read the variable's value (dX = dY W^T
+/// before W changes).
+template <BackwardPlan Plan, class Optimizer, class Kernel, class Sl, class C0, class C1,
+          class C2>
+HOOKFUSE_PER_ENTRY_INLINE inline void backward_op(const Optimizer& optimizer, Kernel& kernel,
+                                                  Sl& slot, C0& c0, C1& c1, C2& c2) {
+  with_operands<Plan.operands>(
+      [&](auto&... cs) HOOKFUSE_PER_ENTRY_INLINE {
+        [&]<std::size_t... K>(std::index_sequence<K...>) HOOKFUSE_PER_ENTRY_INLINE {
+          (backward_operand<K, unfused_role(Plan.role[K])>(
+               optimizer, kernel, slot, pick_operand<K>(c0, c1, c2), cs.value()...),
+           ...);
+          (backward_operand<K, fused_role(Plan.role[K])>(
+               optimizer, kernel, slot, pick_operand<K>(c0, c1, c2), cs.value()...),
+           ...);
+        }(std::make_index_sequence<Plan.operands>{});
+      },
+      c0, c1, c2);
+}
+
+/// What the optimizer does to one Variable around the backward pass.
+enum class VariableStep { before_backward, apply, apply_fused };
+/// optimizer.before_backward / apply / apply_fused (Step) of one variable when `Do`.
+template <VariableStep Step, bool Do, class Optimizer, class V>
+HOOKFUSE_PER_ENTRY_INLINE inline void step_variable(const Optimizer& optimizer, V& variable) {
+  if constexpr (Do) {
+    if constexpr (Step == VariableStep::before_backward) optimizer.before_backward(variable);
+    else if constexpr (Step == VariableStep::apply) optimizer.apply(variable);
+    else optimizer.apply_fused(variable);
+  }
 }
 
 }  // namespace detail
@@ -188,12 +373,20 @@ class Graph {
                                    "must be >= 0, got "
                                 << static_cast<long long>(capacity))
                                    .str());
-    // Placeholders and ops, in tape order.
-    using reserved =
-        detail::position_list<entries_type, detail::EntryKind::not_variable, size - 1>;
-    [this]<std::size_t... J>(std::index_sequence<J...>) {
-      (reserve_one<reserved::positions[J]>(), ...);
-    }(std::make_index_sequence<reserved::count>{});
+    // The placeholders, then the ops in tape order (each after its operands).
+    using placeholders =
+        detail::position_list<entries_type, detail::EntryKind::placeholder, size - 1>;
+    [this]<std::size_t... P>(std::index_sequence<P...>) {
+      (detail::reserve_placeholder(detail::get<P>(slots_), capacity_, P, names_[P]), ...);
+    }(detail::position_sequence<placeholders>{});
+    using ops = detail::position_list<entries_type, detail::EntryKind::op, size - 1>;
+    [this]<std::size_t... P>(std::index_sequence<P...>) {
+      (detail::reserve_op<op_t<P>, op_arity<P>>(
+           detail::get<P>(kernels_), detail::get<P>(slots_), capacity_, P, names_[P],
+           detail::get<operands_[P][0]>(slots_), detail::get<operands_[P][1]>(slots_),
+           detail::get<operands_[P][2]>(slots_)),
+       ...);
+    }(detail::position_sequence<ops>{});
   }
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
@@ -365,9 +558,12 @@ class Graph {
     check_feeds<Loss>({});
     computed_.fill(false);
     using ops = detail::position_list<entries_type, detail::EntryKind::op, Loss>;
-    [this]<std::size_t... J>(std::index_sequence<J...>) {
-      (forward_one<ops::positions[J]>(), ...);
-    }(std::make_index_sequence<ops::count>{});
+    [this]<std::size_t... P>(std::index_sequence<P...>) {
+      (detail::forward_op<op_t<P>, op_arity<P>>(
+           detail::get<P>(kernels_), detail::get<P>(slots_), detail::get<operands_[P][0]>(slots_),
+           detail::get<operands_[P][1]>(slots_), detail::get<operands_[P][2]>(slots_)),
+       ...);
+    }(detail::position_sequence<ops>{});
     [this]<std::size_t... I>(std::index_sequence<I...>) {
       ((computed_[I] = true), ...);
     }(std::make_index_sequence<Loss + 1>{});
@@ -386,25 +582,24 @@ class Graph {
   template <class Pin, class Optimizer>
   void backward(const Optimizer& optimizer) {
     using P = std::conditional_t<detail::fusable_update<Optimizer>, Pin, detail::FuseNone>;
-    if constexpr (detail::SlotAccumulation<Optimizer>) {
-      [&]<std::size_t... J>(std::index_sequence<J...>) {
-        (before_backward_one<variables::positions[J], P>(optimizer), ...);
-      }(std::make_index_sequence<variables::count>{});
-    }
+    if constexpr (detail::SlotAccumulation<Optimizer>)
+      step_variables<detail::VariableStep::before_backward, P, true>(optimizer);
     detail::get<Loss>(slots_).adjoint().setConstant(scalar(1));
     using ops = detail::position_list<entries_type, detail::EntryKind::op, Loss>;
-    [&]<std::size_t... J>(std::index_sequence<J...>) {  // from the loss down
-      (backward_one<ops::positions[ops::count - 1 - J], P>(optimizer), ...);
-    }(std::make_index_sequence<ops::count>{});
+    [&]<std::size_t... I>(std::index_sequence<I...>) {  // from the loss down
+      (detail::backward_op<backward_plans<P>[I]>(
+           optimizer, detail::get<I>(kernels_), detail::get<I>(slots_),
+           detail::get<operands_[I][0]>(slots_), detail::get<operands_[I][1]>(slots_),
+           detail::get<operands_[I][2]>(slots_)),
+       ...);
+    }(detail::position_sequence<ops, true>{});
   }
 
   /// optimizer.apply(variable) for every variable whose update backward<Pin> did not fold in.
   template <class Pin, class Optimizer>
   void apply_unfused(const Optimizer& optimizer) {
     using P = std::conditional_t<detail::fusable_update<Optimizer>, Pin, detail::FuseNone>;
-    [&]<std::size_t... J>(std::index_sequence<J...>) {
-      (apply_one<variables::positions[J], P>(optimizer), ...);
-    }(std::make_index_sequence<variables::count>{});
+    step_variables<detail::VariableStep::apply, P, false>(optimizer);
   }
 
   /// For a SlotAccumulation optimizer, right after backward<Pin>: optimizer.apply_fused(variable)
@@ -412,11 +607,8 @@ class Graph {
   /// the value change together, before anything else (a fetch) can throw. No-op otherwise.
   template <class Pin, class Optimizer>
   void apply_fused_slots(const Optimizer& optimizer) {
-    if constexpr (detail::SlotAccumulation<Optimizer>) {
-      [&]<std::size_t... J>(std::index_sequence<J...>) {
-        (apply_fused_one<variables::positions[J], Pin>(optimizer), ...);
-      }(std::make_index_sequence<variables::count>{});
-    }
+    if constexpr (detail::SlotAccumulation<Optimizer>)
+      step_variables<detail::VariableStep::apply_fused, Pin, true>(optimizer);
   }
 
   /// True when the update of the Variable at tape position I is folded into the backward pass
@@ -427,14 +619,7 @@ class Graph {
   /// would read the value after the update, or contribute a second gradient term after it.)
   template <class Pin, std::size_t I>
   static constexpr bool update_fused_at() {
-    using E = std::tuple_element_t<I, entries_type>;
-    if constexpr (requires { typename E::variable_type; }) {
-      return detail::operand_count<entries_type, size - 1>[I] == 1 &&
-             detail::operand_count<entries_type, Loss>[I] == 1 && !pinned_by_any_name<Pin, I>() &&
-             detail::consumers_allow_fusion<entries_type>[I];
-    } else {
-      return false;
-    }
+    return fused_variables<Pin>[I];
   }
 
   /// update_fused_at for a Variable by name (false for an unknown name or a non-variable).
@@ -454,10 +639,16 @@ class Graph {
     constexpr std::size_t i = index_of<Name>;
     if (!computed_[i]) {
       check_feeds<i>(Name.view());
-      using ops = detail::position_list<entries_type, detail::EntryKind::op, i>;
-      [this]<std::size_t... J>(std::index_sequence<J...>) {
-        (compute_if_reached<i, ops::positions[J]>(), ...);
-      }(std::make_index_sequence<ops::count>{});
+      using ops = detail::position_list<entries_type, detail::EntryKind::reached_op, i>;
+      [this]<std::size_t... P>(std::index_sequence<P...>) {
+        ((computed_[P] ||
+          (detail::forward_op<op_t<P>, op_arity<P>>(
+               detail::get<P>(kernels_), detail::get<P>(slots_),
+               detail::get<operands_[P][0]>(slots_), detail::get<operands_[P][1]>(slots_),
+               detail::get<operands_[P][2]>(slots_)),
+           computed_[P] = true)),
+         ...);
+      }(detail::position_sequence<ops>{});
     }
     return detail::get<i>(slots_).value();
   }
@@ -478,7 +669,7 @@ class Graph {
   /// Calls f(variable) for every Variable of the model, in tape order.
   template <class F>
   void for_each_variable(F&& f) {
-    detail::flat_apply([&](auto&... s) { (visit_variable(s, f), ...); }, slots_);
+    detail::flat_apply([&](auto&... s) { (detail::visit_variable(s, f), ...); }, slots_);
   }
 
   /// The column count of placeholder `Name` (its compile-time one, or the one given to the
@@ -545,24 +736,14 @@ class Graph {
   void check_feeds(std::string_view what) const {
     detail::check_feeds<ShapeError, entries_type, names_type, Target>(slots_, what);
   }
-  template <std::size_t Target, std::size_t J>
-  HOOKFUSE_PER_ENTRY_INLINE void compute_if_reached() {
-    if constexpr (detail::reach_table<entries_type, Target>[J]) {
-      if (!computed_[J]) {
-        forward_one<J>();
-        computed_[J] = true;
-      }
-    }
-  }
-
   template <class Entries, std::size_t... I>
   static auto make_slots(const Entries& e, std::index_sequence<I...>) {
     // Each slot is constructed in place from its entry: no temporary copy of its buffers (on a
     // microcontroller the stack would need room for a second graph).
     return detail::FlatTupleImpl<std::index_sequence<I...>,
-                                 detail::Slot<std::tuple_element_t<I, Entries>>...>{
-        detail::FlatLeaf<I, detail::Slot<std::tuple_element_t<I, Entries>>>{
-            detail::Slot<std::tuple_element_t<I, Entries>>(detail::get<I>(e))}...};
+                                 detail::slot_t<std::tuple_element_t<I, Entries>>...>{
+        detail::FlatLeaf<I, detail::slot_t<std::tuple_element_t<I, Entries>>>{
+            detail::slot_t<std::tuple_element_t<I, Entries>>(detail::get<I>(e))}...};
   }
   template <class E>
   struct kernel_of {
@@ -581,150 +762,62 @@ class Graph {
                 detail::op_of(detail::get<I>(e)))}...};
   }
 
-  template <class Sl, class F>
-  HOOKFUSE_PER_ENTRY_INLINE static void visit_variable(Sl& s, F& f) {
-    if constexpr (requires { s.var; }) f(*s.var);
-  }
-
+  /// The op of tape entry I, and its operand count.
   template <std::size_t I>
-  HOOKFUSE_PER_ENTRY_INLINE void reserve_one() {
-    using E = std::tuple_element_t<I, entries_type>;
-    auto& slot = detail::get<I>(slots_);
-    if constexpr (requires { typename E::placeholder_type; }) {
-      if constexpr (E::dims.rows == Dynamic) slot.current.rows = capacity_;
-      check_size<I>(slot.current);
-    } else if constexpr (requires { typename E::op_type; }) {
-      [&]<std::size_t... K>(std::index_sequence<K...>) HOOKFUSE_PER_ENTRY_INLINE {
-        constexpr auto cs = E::children;
-        const detail::Shape shape = E::op_type::shape(detail::get<cs[K]>(slots_).shape()...);
-        check_shapes<I>(detail::get<cs[K]>(slots_).shape()...);
-        check_size<I>(shape);
-        slot.val.reserve(shape);
-        if constexpr (E::requires_grad) slot.adj.reserve(shape);
-        detail::get<I>(kernels_).reserve(shape, detail::get<cs[K]>(slots_).shape()...);
-      }(std::make_index_sequence<E::children.size()>{});
+  using op_t = typename std::tuple_element_t<I, entries_type>::op_type;
+  template <std::size_t I>
+  static constexpr std::size_t op_arity = std::tuple_element_t<I, entries_type>::children.size();
+  /// Each entry's operands (detail::operand_triples) and name (for bind's messages).
+  static constexpr auto operands_ = detail::operand_triples<entries_type>;
+  static constexpr auto names_ = detail::position_names<names_type, size>;
+
+  /// fused_variables<Pin>[I]: the update of the Variable at position I is folded into the
+  /// backward pass under policy Pin (see update_fused_at).
+  template <class Pin>
+  static constexpr std::array<bool, size> fused_variables = [] {
+    const auto& s = detail::tape_shape<entries_type>;
+    std::array<bool, size> fused{};
+    for (std::size_t i = 0; i < size; ++i) {
+      if (!s.is_variable[i]) continue;
+      bool pinned = false;
+      for (const detail::NameAt& n : detail::name_table<names_type>::names)
+        pinned = pinned || (n.index == i && Pin::pinned(n.name));
+      fused[i] = detail::operand_count<entries_type, size - 1>[i] == 1 &&
+                 detail::operand_count<entries_type, Loss>[i] == 1 && !pinned &&
+                 detail::consumers_allow_fusion<entries_type>[i];
     }
-  }
-  /// ValueError unless the tensor at tape position I, of `shape`, can be allocated and indexed:
-  /// rows * cols values of its scalar within the index type (no overflow in any size product).
-  template <std::size_t I>
-  HOOKFUSE_PER_ENTRY_INLINE void check_size(detail::Shape shape) const {
-    using S = typename std::tuple_element_t<I, entries_type>::scalar;
-    constexpr Index max_values = std::numeric_limits<Index>::max() / Index{sizeof(S)};
-    constexpr std::string_view name = detail::name_at<names_type, I>();  // a constant, no call
-    if (shape.rows > 0 && shape.cols > 0 && shape.rows > max_values / shape.cols)
-      detail::fail_capacity_too_large(capacity_, name, I, shape);
-  }
-  template <std::size_t I, class... Sh>
-  HOOKFUSE_PER_ENTRY_INLINE void check_shapes(Sh... shapes) {
-    using Op = typename std::tuple_element_t<I, entries_type>::op_type;
-    using Kernel = std::tuple_element_t<I, kernels_type>;
-    bool ok = true;
-    if constexpr (requires { Op::valid_shape(shapes...); }) ok = Op::valid_shape(shapes...);
-    // Rules that depend on the operands' compile-time dims (broadcasting) live in the kernel.
-    if constexpr (requires { Kernel::valid_shape(shapes...); })
-      ok = ok && Kernel::valid_shape(shapes...);
-    if (!ok) detail::fail_operand_shapes(I, shapes...);
-  }
-
-  template <std::size_t I>
-  HOOKFUSE_PER_ENTRY_INLINE void forward_one() {
-    using E = std::tuple_element_t<I, entries_type>;
-    if constexpr (requires { typename E::op_type; }) {
-      auto& slot = detail::get<I>(slots_);
-      [&]<std::size_t... K>(std::index_sequence<K...>) HOOKFUSE_PER_ENTRY_INLINE {
-        constexpr auto cs = E::children;
-        const detail::Shape shape = E::op_type::shape(detail::get<cs[K]>(slots_).shape()...);
-        slot.val.set_shape(shape);
-        if constexpr (E::requires_grad) slot.adj.set_shape(shape);
-        auto out = slot.value();
-        detail::get<I>(kernels_).forward(out, detail::get<cs[K]>(slots_).value()...);
-      }(std::make_index_sequence<E::children.size()>{});
-    }
-  }
-
-  template <class Pin, std::size_t I>
-  static constexpr bool pinned_by_any_name() {
-    for (const detail::NameAt& n : detail::name_table<names_type>::names)
-      if (n.index == I && Pin::pinned(n.name)) return true;
-    return false;
-  }
-
-  template <std::size_t I, class Pin, class Optimizer>
-  HOOKFUSE_PER_ENTRY_INLINE void backward_one(const Optimizer& optimizer) {
-    using E = std::tuple_element_t<I, entries_type>;
-    if constexpr (requires { typename E::op_type; }) {
-      if constexpr (E::requires_grad) {
-        auto& slot = detail::get<I>(slots_);
-        [&]<std::size_t... K>(std::index_sequence<K...>) HOOKFUSE_PER_ENTRY_INLINE {
-          constexpr auto cs = E::children;
-          // Operands whose update is fused come last: the others' backward may still read the
-          // variable's value (dX = dY W^T before W changes).
-          (backward_pass_operand<I, K, false, Pin>(optimizer, slot,
-                                                   detail::get<cs[K]>(slots_).value()...),
-           ...);
-          (backward_pass_operand<I, K, true, Pin>(optimizer, slot,
-                                                  detail::get<cs[K]>(slots_).value()...),
-           ...);
-        }(std::make_index_sequence<E::children.size()>{});
+    return fused;
+  }();
+  /// backward_plans<Pin>[I]: where the backward pass of entry I (up to the loss) writes each
+  /// operand's gradient; no operands for an entry that requires no gradient.
+  template <class Pin>
+  static constexpr std::array<detail::BackwardPlan, size> backward_plans = [] {
+    const auto& s = detail::tape_shape<entries_type>;
+    const auto& first = detail::first_write_table<entries_type, Loss>;
+    std::array<detail::BackwardPlan, size> plans{};
+    for (std::size_t i = 0; i <= Loss; ++i) {
+      if (!s.requires_grad[i] || s.is_variable[i] || s.is_placeholder[i]) continue;
+      plans[i].operands = s.first_operand[i + 1] - s.first_operand[i];
+      for (std::size_t p = s.first_operand[i]; p < s.first_operand[i + 1]; ++p) {
+        const std::size_t c = s.operands[p];
+        plans[i].role[p - s.first_operand[i]] =
+            fused_variables<Pin>[c]  ? detail::OperandRole::update
+            : !s.requires_grad[c]    ? detail::OperandRole::none
+            : first[p]               ? detail::OperandRole::assign
+                                     : detail::OperandRole::add;
       }
     }
-  }
-  /// Operand K of entry I, in the unfused (Fused = false) or the fused round.
-  template <std::size_t I, std::size_t K, bool Fused, class Pin, class Optimizer, class Sl,
-            class... Vals>
-  HOOKFUSE_PER_ENTRY_INLINE void backward_pass_operand(const Optimizer& optimizer, Sl& slot,
-                                                    const Vals&... vals) {
-    constexpr std::size_t c = std::tuple_element_t<I, entries_type>::children[K];
-    if constexpr (update_fused_at<Pin, c>() == Fused) {
-      if constexpr (Fused) backward_update<I, K>(optimizer, slot, vals...);
-      else backward_operand<I, K>(slot, vals...);
-    }
-  }
-  template <std::size_t I, std::size_t K, class Sl, class... Vals>
-  HOOKFUSE_PER_ENTRY_INLINE void backward_operand(Sl& slot, const Vals&... vals) {
-    using E = std::tuple_element_t<I, entries_type>;
-    constexpr std::size_t c = E::children[K];
-    if constexpr (std::tuple_element_t<c, entries_type>::requires_grad) {
-      auto adj = detail::get<c>(slots_).adjoint();
-      detail::GradTarget<decltype(adj), detail::first_write<entries_type, Loss, I, K>()> t{adj};
-      detail::get<I>(kernels_).template backward<K>(t, slot.adjoint(), slot.value(), vals...);
-    }
-  }
-  template <std::size_t I, std::size_t K, class Optimizer, class Sl, class... Vals>
-  HOOKFUSE_PER_ENTRY_INLINE void backward_update(const Optimizer& optimizer, Sl& slot,
-                                              const Vals&... vals) {
-    constexpr std::size_t c = std::tuple_element_t<I, entries_type>::children[K];
-    using S = typename std::tuple_element_t<c, entries_type>::scalar;
-    if constexpr (detail::LinearUpdate<Optimizer>) {
-      auto value = detail::get<c>(slots_).value();
-      detail::UpdateTarget<decltype(value)> t{value, optimizer.template update_scale<S>()};
-      detail::get<I>(kernels_).template backward<K>(t, slot.adjoint(), slot.value(), vals...);
-    } else if constexpr (detail::SlotAccumulation<Optimizer>) {
-      constexpr Dims D = std::tuple_element_t<c, entries_type>::dims;
-      auto& acc = optimizer.accumulation_slot(*detail::get<c>(slots_).var);
-      detail::map_t<S, D.rows, D.cols> view(acc.data(), acc.rows(), acc.cols());
-      detail::UpdateTarget<decltype(view)> t{view, S(1)};
-      detail::get<I>(kernels_).template backward<K>(t, slot.adjoint(), slot.value(), vals...);
-    }
-  }
-  template <std::size_t I, class Pin, class Optimizer>
-  HOOKFUSE_PER_ENTRY_INLINE void before_backward_one(const Optimizer& optimizer) {
-    if constexpr (requires { detail::get<I>(slots_).var; }) {
-      if constexpr (update_fused_at<Pin, I>()) optimizer.before_backward(*detail::get<I>(slots_).var);
-    }
-  }
-  template <std::size_t I, class Pin, class Optimizer>
-  HOOKFUSE_PER_ENTRY_INLINE void apply_one(const Optimizer& optimizer) {
-    if constexpr (requires { detail::get<I>(slots_).var; }) {
-      if constexpr (!update_fused_at<Pin, I>()) optimizer.apply(*detail::get<I>(slots_).var);
-    }
-  }
-  template <std::size_t I, class Pin, class Optimizer>
-  HOOKFUSE_PER_ENTRY_INLINE void apply_fused_one(const Optimizer& optimizer) {
-    if constexpr (requires { detail::get<I>(slots_).var; }) {
-      if constexpr (update_fused_at<Pin, I>()) optimizer.apply_fused(*detail::get<I>(slots_).var);
-    }
+    return plans;
+  }();
+
+  /// The optimizer's Step for every Variable whose update is fused (Fused) or not (!Fused).
+  template <detail::VariableStep Step, class Pin, bool Fused, class Optimizer>
+  void step_variables(const Optimizer& optimizer) {
+    [&]<std::size_t... P>(std::index_sequence<P...>) {
+      (detail::step_variable<Step, fused_variables<Pin>[P] == Fused>(
+           optimizer, *detail::get<P>(slots_).var),
+       ...);
+    }(detail::position_sequence<variables>{});
   }
 
   using slots_type = decltype(make_slots(std::declval<entries_type>(),

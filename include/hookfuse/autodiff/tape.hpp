@@ -16,6 +16,7 @@
 #include <array>
 #include <cstddef>
 #include <cstring>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -74,6 +75,10 @@ struct NameEntry {
 
 template <class... Ns>
 struct NameList {};
+template <class List>
+inline constexpr std::size_t name_count = 0;
+template <class... Ns>
+inline constexpr std::size_t name_count<NameList<Ns...>> = sizeof...(Ns);
 
 /// The name list of a bound tape: each name and its position, without the expression type
 /// (void). The types are only needed while flattening (check_unique_name); kept on the bound
@@ -133,13 +138,6 @@ struct EntryCons {
   E last;
 };
 
-/// Entry I of the finished tape (for a name met again: check_same_tensor).
-template <std::size_t I, class Seq, class... Es>
-HOOKFUSE_PER_ENTRY_INLINE constexpr const auto& get_entry(
-    const FlatTupleImpl<Seq, Es...>& entries) {
-  return get<I>(entries);
-}
-
 template <class Op>
 bool same_op(const Op& a, const Op& b) {
   if constexpr (std::is_empty_v<Op>) {
@@ -155,35 +153,31 @@ bool same_op(const Op& a, const Op& b) {
   }
 }
 
-/// True when the expression `e` is what the tape holds at position I: the same Variable
-/// object, a placeholder of the same width, the same ops with the same constants. Only called
-/// for an `e` of the type that first carried the name, so the tape has the same structure there.
-template <std::size_t I, class Entries, class E>
-HOOKFUSE_PER_ENTRY_INLINE inline bool same_tensor(const Entries& entries, const E& e) {
-  const auto& entry = get_entry<I>(entries);
-  if constexpr (requires { typename E::variable_type; }) {
-    return entry.var == e.var;
-  } else if constexpr (requires { typename E::placeholder_type; }) {
-    return entry.placeholder.cols == e.placeholder.cols;
+/// True when two expressions of one type are the same tensor: the same Variable objects,
+/// placeholders of the same widths, the same ops with the same constants.
+template <class E>
+HOOKFUSE_PER_ENTRY_INLINE inline bool same_expr(const E& a, const E& b) {
+  if constexpr (requires { typename E::summarized_type; }) {
+    return same_expr(a.tensor, b.tensor);  // a summary declaration: its tensor
   } else if constexpr (requires { typename E::op_type; }) {
-    using Entry = std::remove_cvref_t<decltype(entry)>;
-    return same_op(entry.op, e.op) &&
-           [&]<std::size_t... K>(std::index_sequence<K...>) HOOKFUSE_PER_ENTRY_INLINE {
-             return (same_tensor<Entry::children[K]>(entries, get<K>(e.children)) && ... &&
-                     true);
-           }(std::make_index_sequence<Entry::children.size()>{});
-  } else if constexpr (requires { typename E::summarized_type; }) {
-    return same_tensor<I>(entries, e.tensor);  // a summary declaration: its tensor's entry
+    return same_op(a.op, b.op) && [&]<std::size_t... K>(std::index_sequence<K...>)
+                                      HOOKFUSE_PER_ENTRY_INLINE {
+      return (same_expr(get<K>(a.children), get<K>(b.children)) && ... && true);
+    }(std::make_index_sequence<std::tuple_size_v<decltype(a.children)>>{});
+  } else if constexpr (requires { typename E::variable_type; }) {
+    return a.var == b.var;
+  } else if constexpr (requires { typename E::placeholder_type; }) {
+    return a.placeholder.cols == b.placeholder.cols;
   } else {
-    return same_tensor<I>(entries, e.expr);  // Named<N, X>: X's entry
+    return same_expr(a.expr, b.expr);  // Named<N, X>
   }
 }
 
-/// A name met again on an expression of the same type: reports a ValueError naming it when the
-/// two are different objects.
-template <std::size_t I, class Entries, class E>
-void check_same_tensor(const Entries& entries, const E& e) {
-  if (same_tensor<I>(entries, e)) return;
+/// A name met again on an expression `e` of the type that first carried it (`first`): reports
+/// a ValueError naming it when the two are different tensors.
+template <class E>
+void check_same_name(const E& first, const E& e) {
+  if (same_expr(first, e)) return;
   ErrorMessage msg;
   if constexpr (requires { typename E::variable_type; })
     msg << "Variable " << E::name.view()
@@ -314,52 +308,61 @@ struct flat_result {
   static constexpr std::size_t index = decltype(std::declval<result>().index)::value;
 };
 
-/// The walk flatten makes, at run time and without the tape: T is the tape (type) before `e`.
-/// At each new entry it calls visit.entry(index_c<I>, payload) with what entry I is built from
-/// (the Variable pointer, the placeholder, the op); at each name met again,
-/// visit.reused(index_c<I>, e). Each call passes references only, so the work is linear in the
-/// number of nodes (flatten's by-value tape cost the optimiser time quadratic in it). The walk's
-/// functions are force-inlined into bind: each is instantiated once per node with the tape so
-/// far in its type, and emitted as functions (at -O0) their symbols would grow with the square
-/// of the model's size.
-template <class T, class E, class Visit>
-HOOKFUSE_PER_ENTRY_INLINE constexpr void walk_tape(const E& e, Visit& visit);
+/// A name met by bind_tape's walk: the entry it names and the expression that first carried it.
+struct SeenName {
+  std::string_view name;
+  std::size_t position;
+  const void* first;
+};
 
-template <std::size_t K, class T, class Children, class Visit>
-HOOKFUSE_PER_ENTRY_INLINE constexpr void walk_children(const Children& children, Visit& visit) {
-  if constexpr (K < std::tuple_size_v<Children>) {
-    using Child = std::tuple_element_t<K, Children>;
-    walk_tape<T>(get<K>(children), visit);
-    walk_children<K + 1, typename flat_result<T, Child>::tape_type>(children, visit);
+/// bind_tape's walk: the walk flatten makes, at run time. It numbers the entries as flatten
+/// does (children first; a name met again is not walked into) and records where each entry's
+/// payload is (the Variable pointer, the placeholder, the op). Its state is a run-time count
+/// and name list, not the tape's type: a function instantiated once per node with the tape so
+/// far in its template arguments has a symbol that spells the tape, and the compiler's work
+/// grew with the square of the model's size.
+struct TapeWalk {
+  const void** payloads;  // [entries]
+  SeenName* names;        // [names]
+  std::size_t size = 0;
+  std::size_t name_count = 0;
+
+  const SeenName* find(std::string_view name) const {
+    for (std::size_t k = 0; k < name_count; ++k)
+      if (names[k].name == name) return &names[k];
+    return nullptr;
   }
-}
+  std::size_t add(const void* payload) {
+    payloads[size] = payload;
+    return size++;
+  }
+};
 
-template <class T, class E, class Visit>
-HOOKFUSE_PER_ENTRY_INLINE constexpr void walk_tape(const E& e, Visit& visit) {
+/// Walks `e` (entries and names as flatten); returns its position. Throws ValueError when a
+/// name met again names another tensor (check_same_name).
+template <class E>
+HOOKFUSE_PER_ENTRY_INLINE inline std::size_t walk_tape(const E& e, TapeWalk& walk) {
   if constexpr (requires { typename E::summarized_type; }) {
-    walk_tape<T>(e.tensor, visit);
+    return walk_tape(e.tensor, walk);
   } else if constexpr (requires { typename E::op_type; }) {
-    walk_children<0, T>(e.children, visit);
-    visit.entry(index_c<flat_result<T, E>::index>{}, e.op);
-  } else if constexpr (constexpr std::size_t found = find_name<E::name>(typename T::names_type{});
-                       found != npos) {
-    visit.reused(index_c<found>{}, e);
-  } else if constexpr (requires { typename E::variable_type; }) {
-    visit.entry(index_c<size_of_tape<T>>{}, e.var);
-  } else if constexpr (requires { typename E::placeholder_type; }) {
-    visit.entry(index_c<size_of_tape<T>>{}, e.placeholder);
+    [&]<std::size_t... K>(std::index_sequence<K...>) HOOKFUSE_PER_ENTRY_INLINE {
+      (walk_tape(get<K>(e.children), walk), ...);
+    }(std::make_index_sequence<std::tuple_size_v<decltype(e.children)>>{});
+    return walk.add(&e.op);
   } else {
-    walk_tape<T>(e.expr, visit);  // Named<Name, X>
+    if (const SeenName* seen = walk.find(E::name.view())) {
+      // flatten made sure (check_unique_name) that the first carrier has the type E.
+      check_same_name(*static_cast<const E*>(seen->first), e);
+      return seen->position;
+    }
+    std::size_t position;
+    if constexpr (requires { typename E::variable_type; }) position = walk.add(&e.var);
+    else if constexpr (requires { typename E::placeholder_type; })
+      position = walk.add(&e.placeholder);
+    else position = walk_tape(e.expr, walk);  // Named<Name, X>: X's entry
+    walk.names[walk.name_count++] = SeenName{E::name.view(), position, &e};
+    return position;
   }
-}
-
-/// walk_tape over several expressions in turn (a loss, then the fetches).
-template <class T, class Visit>
-constexpr void walk_all(Visit&) {}
-template <class T, class Visit, class F, class... Rest>
-HOOKFUSE_PER_ENTRY_INLINE constexpr void walk_all(Visit& visit, const F& f, const Rest&... rest) {
-  walk_tape<T>(f, visit);
-  walk_all<typename flat_result<T, F>::tape_type>(visit, rest...);
 }
 
 template <class T>
@@ -373,29 +376,6 @@ constexpr auto flatten_all_types(T tape, const F& f, const Rest&... rest) {
   return flatten_all_types(std::move(next), rest...);
 }
 
-/// Visitor of bind_tape's first walk: the address of each entry's payload.
-struct CollectPayloads {
-  const void** payloads;
-  template <std::size_t I, class P>
-  HOOKFUSE_PER_ENTRY_INLINE constexpr void entry(index_c<I>, const P& payload) {
-    payloads[I] = &payload;
-  }
-  template <std::size_t I, class E>
-  HOOKFUSE_PER_ENTRY_INLINE constexpr void reused(index_c<I>, const E&) {}
-};
-
-/// Visitor of bind_tape's second walk: each name met again must name the same object.
-template <class Entries>
-struct CheckReusedNames {
-  const Entries& entries;
-  template <std::size_t I, class P>
-  HOOKFUSE_PER_ENTRY_INLINE constexpr void entry(index_c<I>, const P&) {}
-  template <std::size_t I, class E>
-  HOOKFUSE_PER_ENTRY_INLINE void reused(index_c<I>, const E& e) {
-    check_same_tensor<I>(entries, e);
-  }
-};
-
 template <std::size_t... I, class... Es>
 constexpr auto build_entries(std::type_identity<FlatTupleImpl<std::index_sequence<I...>, Es...>>,
                              const void* const* payloads) {
@@ -406,7 +386,7 @@ constexpr auto build_entries(std::type_identity<FlatTupleImpl<std::index_sequenc
 /// The finished tape (its entries in one FlatTuple) of `loss` followed by `fetches`, and the
 /// loss's position on it. The tape's type comes from flatten in unevaluated context; its values
 /// are written once, each into its place. Throws ValueError when a name met again names another
-/// object (check_same_tensor).
+/// object (check_same_name).
 template <class L, class... Fs>
 auto bind_tape(const L& loss, const Fs&... fetches) {
   using Start = Tape<EntryNil, NameList<>>;
@@ -416,12 +396,12 @@ auto bind_tape(const L& loss, const Fs&... fetches) {
   using Entries = decltype(entries_to_tuple(std::declval<typename Listed::entries_type>()));
   using Final = Tape<Entries, typename bound_names<typename Listed::names_type>::type>;
   std::array<const void*, Listed::entries_type::size> payloads{};
-  CollectPayloads collect{payloads.data()};
-  walk_all<Start>(collect, loss, fetches...);
-  Final tape{build_entries(std::type_identity<Entries>{}, payloads.data())};
-  CheckReusedNames<Entries> check{tape.entries};
-  walk_all<Start>(check, loss, fetches...);
-  return TapeAnd<Final, index_c<flat_result<Start, L>::index>>{std::move(tape), {}};
+  std::array<SeenName, name_count<typename Listed::names_type>> names{};
+  TapeWalk walk{payloads.data(), names.data()};
+  walk_tape(loss, walk);
+  (walk_tape(fetches, walk), ...);
+  return TapeAnd<Final, index_c<flat_result<Start, L>::index>>{
+      Final{build_entries(std::type_identity<Entries>{}, payloads.data())}, {}};
 }
 
 }  // namespace hookfuse::detail

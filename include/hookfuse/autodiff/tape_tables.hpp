@@ -54,8 +54,14 @@ struct TapeShape {
   std::array<bool, N> reads_operands{};
 };
 
+/// The most operands an op has (a matmul, an addition: 2). The graph's per-entry functions take
+/// an op's operand slots as three arguments (see operand_triples).
+inline constexpr std::size_t max_operands = 3;
+
 template <class... Es>
 constexpr auto make_tape_shape() {
+  static_assert(((Es::children.size() <= max_operands) && ...),
+                "hookfuse: an op has more operands than detail::max_operands");
   TapeShape<sizeof...(Es), (std::size_t{0} + ... + Es::children.size())> s;
   std::size_t i = 0, p = 0;
   auto add = [&](const auto& children, bool requires_grad, bool variable, bool placeholder,
@@ -109,7 +115,8 @@ enum class EntryKind {
   op,           // the entries computed by an op
   variable,     // the Variables
   placeholder,  // the Placeholders
-  not_variable  // the ops and the placeholders
+  not_variable, // the ops and the placeholders
+  reached_op    // the ops that entry Last reads, directly or not, and Last itself if an op
 };
 
 /// The tape positions, in tape order, of the entries at positions 0..Last that are of `Kind`.
@@ -125,6 +132,8 @@ struct position_list {
       case EntryKind::variable: return s.is_variable[i];
       case EntryKind::placeholder: return s.is_placeholder[i];
       case EntryKind::not_variable: return !s.is_variable[i];
+      case EntryKind::reached_op:
+        return !s.is_variable[i] && !s.is_placeholder[i] && reach_table<Entries, Last>[i];
     }
     return false;
   }
@@ -141,6 +150,18 @@ struct position_list {
     return out;
   }();
 };
+
+template <class List, bool Reversed, class Seq = std::make_index_sequence<List::count>>
+struct positions_of;
+template <class List, bool Reversed, std::size_t... J>
+struct positions_of<List, Reversed, std::index_sequence<J...>> {
+  using type =
+      std::index_sequence<List::positions[Reversed ? List::count - 1 - J : J]...>;
+};
+/// The positions of a position_list as a std::index_sequence, for a fold over them (last first
+/// when Reversed).
+template <class List, bool Reversed = false>
+using position_sequence = typename positions_of<List, Reversed>::type;
 
 /// Calls f(std::integral_constant<std::size_t, I>{}) for the tape position I of every
 /// placeholder, in tape order.
@@ -189,19 +210,48 @@ template <class Entries, std::size_t Last>
 inline constexpr std::array<std::size_t, std::tuple_size_v<Entries>> last_grad_consumer =
     last_grad_consumers(tape_shape<Entries>, Last);
 
-/// Backward writes (a pass over entries Last down to 0): does the K-th operand of entry J
-/// receive its first contribution there? Yes unless an earlier operand of J is the same entry,
-/// or an entry after J (up to Last) that requires a gradient also has it as an operand.
+/// Backward writes (a pass over entries Last down to 0): first[P] for the operand at index P of
+/// TapeShape::operands (operand K of entry J): does it receive its first contribution there?
+/// Yes unless an earlier operand of J is the same entry, or an entry after J (up to Last) that
+/// requires a gradient also has it as an operand.
+template <std::size_t N, std::size_t T>
+constexpr std::array<bool, T> first_writes(const TapeShape<N, T>& s, std::size_t last) {
+  const std::array<std::size_t, N> consumer = last_grad_consumers(s, last);
+  std::array<bool, T> first{};
+  for (std::size_t j = 0; j < N; ++j) {
+    for (std::size_t p = s.first_operand[j]; p < s.first_operand[j + 1]; ++p) {
+      const std::size_t c = s.operands[p];
+      bool earlier = false;
+      for (std::size_t q = s.first_operand[j]; q < p; ++q) earlier = earlier || s.operands[q] == c;
+      first[p] = !earlier && (consumer[c] == npos || consumer[c] <= j);
+    }
+  }
+  return first;
+}
+template <class Entries, std::size_t Last>
+inline constexpr auto first_write_table = first_writes(tape_shape<Entries>, Last);
+/// first_write_table for operand K of entry J.
 template <class Entries, std::size_t Last, std::size_t J, std::size_t K>
 constexpr bool first_write() {
-  constexpr const auto& s = tape_shape<Entries>;
-  const std::size_t first = s.first_operand[J];
-  const std::size_t c = s.operands[first + K];
-  for (std::size_t k = 0; k < K; ++k)
-    if (s.operands[first + k] == c) return false;
-  const std::size_t later = last_grad_consumer<Entries, Last>[c];
-  return later == npos || later <= J;
+  return first_write_table<Entries, Last>[tape_shape<Entries>.first_operand[J] + K];
 }
+
+/// The operands of each entry as three tape positions: entry I's operand K, or I itself past
+/// its operand count (a filler, never read). The graph passes an op's operand slots to its
+/// per-entry functions as three arguments, so that the fold over the ops needs no per-entry
+/// helper (whose symbol would spell the whole tape).
+template <std::size_t N, std::size_t T>
+constexpr auto operand_positions(const TapeShape<N, T>& s) {
+  std::array<std::array<std::size_t, max_operands>, N> out{};
+  for (std::size_t i = 0; i < N; ++i) {
+    out[i].fill(i);
+    for (std::size_t p = s.first_operand[i]; p < s.first_operand[i + 1]; ++p)
+      out[i][p - s.first_operand[i]] = s.operands[p];
+  }
+  return out;
+}
+template <class Entries>
+inline constexpr auto operand_triples = operand_positions(tape_shape<Entries>);
 
 /// allows[I]: every entry that has entry I as an operand has no other Variable operand, or
 /// reads no operand in its backward pass (see Graph::update_fused_at).
@@ -242,5 +292,14 @@ constexpr std::string_view name_at() {
     if (n.index == I) return n.name;
   return {};
 }
+
+/// The (first) name of each of the N tape entries, or empty: one table per tape.
+template <class Names, std::size_t N>
+inline constexpr std::array<std::string_view, N> position_names = [] {
+  std::array<std::string_view, N> out{};
+  for (std::size_t k = name_table<Names>::names.size(); k-- > 0;)
+    out[name_table<Names>::names[k].index] = name_table<Names>::names[k].name;
+  return out;
+}();
 
 }  // namespace hookfuse::detail
