@@ -7,7 +7,7 @@
 # normal: the flags CMake gives the tests in the Release build (-O3 -DNDEBUG, then
 # HOOKFUSE_TEST_FLAGS -O2, hookfuse_warnings); sanitize: those of the .ci/run sanitizer build
 # (-DHOOKFUSE_SANITIZE=ON: -fsanitize=address,undefined -fno-sanitize-recover=all
-# -fno-omit-frame-pointer -g1, HOOKFUSE_TEST_FLAGS -O1, -Wno-maybe-uninitialized).
+# -fno-omit-frame-pointer -g1, HOOKFUSE_TEST_FLAGS -O0, -Wno-maybe-uninitialized).
 # CPU seconds are user + system of the compiler (GNU time), which another build running beside
 # this one inflates less than the wall time; the load average is printed before and after.
 # Environment: CXX (default c++), TOP (rows shown, default 5; 0 for all), TESTS (file names or
@@ -41,7 +41,7 @@ for mode in "${modes[@]}"; do
     sanitize)
       # shellcheck disable=SC2054  # the commas belong to -fsanitize
       flags=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g1
-             -O3 -DNDEBUG -O1 "${warnings[@]}" -Wno-maybe-uninitialized -std=c++20) ;;
+             -O3 -DNDEBUG -O0 "${warnings[@]}" -Wno-maybe-uninitialized -std=c++20) ;;
     *) echo "test_compile_times.sh: unknown mode $mode (normal, sanitize)" >&2; exit 1 ;;
   esac
   : >"$work/rows"
