@@ -127,15 +127,19 @@ template <class Entries, EntryKind Kind, std::size_t Last>
 struct position_list {
   static constexpr bool holds(std::size_t i) {
     const auto& s = tape_shape<Entries>;
-    switch (Kind) {
-      case EntryKind::op: return !s.is_variable[i] && !s.is_placeholder[i];
-      case EntryKind::variable: return s.is_variable[i];
-      case EntryKind::placeholder: return s.is_placeholder[i];
-      case EntryKind::not_variable: return !s.is_variable[i];
-      case EntryKind::reached_op:
-        return !s.is_variable[i] && !s.is_placeholder[i] && reach_table<Entries, Last>[i];
+    // Only a reached_op list reads (and so builds) the reach table.
+    if constexpr (Kind == EntryKind::reached_op) {
+      return !s.is_variable[i] && !s.is_placeholder[i] && reach_table<Entries, Last>[i];
+    } else {
+      switch (Kind) {
+        case EntryKind::op: return !s.is_variable[i] && !s.is_placeholder[i];
+        case EntryKind::variable: return s.is_variable[i];
+        case EntryKind::placeholder: return s.is_placeholder[i];
+        case EntryKind::not_variable: return !s.is_variable[i];
+        case EntryKind::reached_op: break;
+      }
+      return false;
     }
-    return false;
   }
   static constexpr std::size_t count = [] {
     std::size_t n = 0;
@@ -285,20 +289,25 @@ struct name_table<NameList<Ns...>> {
   static constexpr std::array<NameAt, sizeof...(Ns)> names{NameAt{Ns::index, Ns::name.view()}...};
 };
 
+/// The first name that `names` gives tape entry i, or empty.
+template <std::size_t K>
+constexpr std::string_view first_name_of(const std::array<NameAt, K>& names, std::size_t i) {
+  for (const NameAt& n : names)
+    if (n.index == i) return n.name;
+  return {};
+}
+
 /// The (first) name of tape entry I, or empty.
 template <class Names, std::size_t I>
 constexpr std::string_view name_at() {
-  for (const NameAt& n : name_table<Names>::names)
-    if (n.index == I) return n.name;
-  return {};
+  return first_name_of(name_table<Names>::names, I);
 }
 
 /// The (first) name of each of the N tape entries, or empty: one table per tape.
 template <class Names, std::size_t N>
 inline constexpr std::array<std::string_view, N> position_names = [] {
   std::array<std::string_view, N> out{};
-  for (std::size_t k = name_table<Names>::names.size(); k-- > 0;)
-    out[name_table<Names>::names[k].index] = name_table<Names>::names[k].name;
+  for (std::size_t i = 0; i < N; ++i) out[i] = first_name_of(name_table<Names>::names, i);
   return out;
 }();
 
