@@ -74,6 +74,16 @@
 #define HOOKFUSE_PER_ENTRY_INLINE
 #endif
 
+/// Marks a function whose callees are all inlined into it when the compiler optimises
+/// (GCC's and Clang's flatten): an optimizer's update of one variable (session/optimizer_slots.hpp)
+/// is compiled once per scalar type and called for every variable, and inlined into each call,
+/// as it was when every variable shape had its own copy. Nothing at -O0.
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__)
+#define HOOKFUSE_FLATTEN __attribute__((flatten))
+#else
+#define HOOKFUSE_FLATTEN
+#endif
+
 namespace hookfuse {
 
 #ifdef HOOKFUSE_NO_EXCEPTIONS

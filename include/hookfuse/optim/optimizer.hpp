@@ -11,6 +11,11 @@
 //    `apply_dense(value, grad, slots, non_slots)` for one variable, then `finish(non_slots)`
 //    once per step after every variable's update (TF's Optimizer._finish). Their storage is
 //    created when the graph is bound (session/optimizer_slots.hpp), so a step allocates nothing.
+//    `value`, `grad` and each `slots.slot[k]` are Eigen::Maps of one row-major matrix type with
+//    the variable's [R, C] shape at run time (session/optimizer_slots.hpp, update_map_t), so an
+//    update is compiled once per scalar type, whatever the variables' shapes; `non_slots` is a
+//    std::array of the non-slot scalars. Write the update with Eigen expressions on them
+//    (`value.array() -= ...`), as AdamOptimizer does.
 //    Optionally `conflicting_slot_names` (one name or "" per slot) and `slot_conflict_reason`:
 //    when a checkpoint holds "<var>/<conflicting name>", its value of that slot has another
 //    meaning (it came from another configuration of the optimizer) and a restore refuses it

@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "hookfuse/autodiff/storage.hpp"
 #include "hookfuse/optim/optimizer.hpp"
 #include "hookfuse/session/checkpoint_variables.hpp"
 
@@ -94,6 +95,28 @@ struct VariableSlots {
   std::array<typename V::matrix_type, K> slot;
 };
 
+/// A variable's value, gradient or slot as the optimizer's update sees it: its [R, C] shape at
+/// run time, row-major (a column's storage is the same either way). So an optimizer's update is
+/// compiled once per scalar type and alignment, not once per variable shape.
+template <class V>
+using update_map_t =
+    Eigen::Map<matrix_t<typename V::scalar, Dynamic, Dynamic>,
+               alignment_of<typename V::scalar, V::rows_at_compile_time, V::cols_at_compile_time>>;
+template <class V>
+update_map_t<V> update_map(typename V::matrix_type& m) {
+  return update_map_t<V>(m.data(), m.rows(), m.cols());
+}
+/// The slots of one variable as update_map_t (what apply_dense, before_backward and
+/// apply_fused receive as `slots`).
+template <class Map, std::size_t K>
+struct SlotMaps {
+  std::array<Map, K> slot;
+};
+template <class V, std::size_t K, std::size_t... I>
+SlotMaps<update_map_t<V>, K> slot_maps(VariableSlots<V, K>& slots, std::index_sequence<I...>) {
+  return {{update_map<V>(slots.slot[I])...}};
+}
+
 /// What the graph applies (Graph::apply_unfused) for an optimizer with slots: each variable's
 /// update with its slots. Built for one step by OptimizerSlots::bind.
 template <class Opt, class State>
@@ -101,9 +124,15 @@ struct SlotUpdate {
   const Opt& optimizer;
   State& state;
   template <class V>
-  void apply(V& variable) const {
-    optimizer.apply_dense(variable.value, variable.grad, state.template slots_of<V>(),
-                          state.non_slot);
+  auto slots(V&) const {
+    constexpr std::size_t k = Opt::slot_names::size;
+    return slot_maps(state.template slots_of<V>(), std::make_index_sequence<k>{});
+  }
+  template <class V>
+  HOOKFUSE_FLATTEN void apply(V& variable) const {
+    auto value = update_map<V>(variable.value);
+    auto s = slots(variable);
+    optimizer.apply_dense(value, update_map<V>(variable.grad), s, state.non_slot);
   }
 
   /// An optimizer declaring `accumulation_slot` (Momentum) is a detail::SlotAccumulation
@@ -114,12 +143,15 @@ struct SlotUpdate {
     return state.template slots_of<V>().slot[Opt::accumulation_slot];
   }
   template <class V>
-  void before_backward(V&) const {
-    optimizer.before_backward(state.template slots_of<V>());
+  HOOKFUSE_FLATTEN void before_backward(V& variable) const {
+    auto s = slots(variable);
+    optimizer.before_backward(s);
   }
   template <class V>
-  void apply_fused(V& variable) const {
-    optimizer.apply_fused(variable.value, state.template slots_of<V>());
+  HOOKFUSE_FLATTEN void apply_fused(V& variable) const {
+    auto value = update_map<V>(variable.value);
+    auto s = slots(variable);
+    optimizer.apply_fused(value, s);
   }
 };
 
