@@ -11,6 +11,8 @@
 
 #include "hookfuse/config.hpp"
 
+#include <type_traits>
+
 #ifndef HOOKFUSE_EMBEDDED
 #include <memory>
 #else
@@ -64,23 +66,68 @@ class GemmWorkspace {
 #endif
 };
 
+template <class X>
+struct is_transpose : std::false_type {};
+template <class X>
+struct is_transpose<Eigen::Transpose<X>> : std::true_type {};
+
+/// A dense operand with direct access (a Map or Matrix, or the transpose of one) as a Map of
+/// run-time size: its data, shape and outer stride, its storage order and scalar kept (a
+/// read-only Map when `x` is const). So the
+/// product paths below are instantiated once per scalar and storage orders, not once per
+/// compile-time shape of the model's layers.
+template <class XRef>
+auto dynamic_view(XRef&& x) {
+  using X = std::remove_cvref_t<XRef>;
+  if constexpr (is_transpose<X>::value) {
+    return dynamic_view(x.nestedExpression()).transpose();
+  } else {
+    using S = typename X::Scalar;
+    constexpr int order = (X::Flags & Eigen::RowMajorBit) ? Eigen::RowMajor : Eigen::ColMajor;
+    using M = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, order>;
+    using Target = std::conditional_t<std::is_const_v<std::remove_pointer_t<decltype(x.data())>>,
+                                      const M, M>;
+    return Eigen::Map<Target, Eigen::Unaligned, Eigen::OuterStride<>>(
+        x.data(), x.rows(), x.cols(), Eigen::OuterStride<>(x.outerStride()));
+  }
+}
+
 /// dst += alpha * lhs * rhs, for dense Eigen operands with direct access (Map, Matrix, their
 /// transposes). Small and vector-shaped products take Eigen's lazy or GEMV paths, which use at
 /// most a few KiB of stack; the rest use the preallocated workspace.
 template <class Dst, class Lhs, class Rhs, class Workspace>
 void gemm_add(Dst& dst, const Lhs& a_lhs, const Rhs& a_rhs, typename Dst::Scalar alpha,
+              Workspace& ws);
+
+/// gemm_add for operands of which at least one has a run-time size, on their dynamic_views.
+template <class Dst, class Lhs, class Rhs, class Workspace>
+void gemm_add_dynamic(Dst& dst, const Lhs& a_lhs, const Rhs& a_rhs, typename Dst::Scalar alpha,
+                      Workspace& ws);
+
+template <class Dst, class Lhs, class Rhs, class Workspace>
+void gemm_add(Dst& dst, const Lhs& a_lhs, const Rhs& a_rhs, typename Dst::Scalar alpha,
               Workspace& ws) {
-  using namespace Eigen;
-  using namespace Eigen::internal;
-  using Scalar = typename Dst::Scalar;
-  const Index rows = dst.rows(), cols = dst.cols(), depth = a_lhs.cols();
-  if (rows == 0 || cols == 0 || depth == 0) return;
+  using Eigen::Dynamic;
+  if (dst.rows() == 0 || dst.cols() == 0 || a_lhs.cols() == 0) return;
   constexpr bool fixed = Dst::SizeAtCompileTime != Dynamic && Lhs::SizeAtCompileTime != Dynamic &&
                          Rhs::SizeAtCompileTime != Dynamic;
   if constexpr (fixed) {
     // Fixed sizes: Eigen keeps any blocking space inside a stack object; small ones go lazy.
     dst.noalias() += alpha * a_lhs.lazyProduct(a_rhs);
   } else {
+    auto d = dynamic_view(dst);
+    gemm_add_dynamic(d, dynamic_view(a_lhs), dynamic_view(a_rhs), alpha, ws);
+  }
+}
+
+template <class Dst, class Lhs, class Rhs, class Workspace>
+void gemm_add_dynamic(Dst& dst, const Lhs& a_lhs, const Rhs& a_rhs, typename Dst::Scalar alpha,
+                      Workspace& ws) {
+  using namespace Eigen;
+  using namespace Eigen::internal;
+  using Scalar = typename Dst::Scalar;
+  const Index rows = dst.rows(), cols = dst.cols(), depth = a_lhs.cols();
+  {
     if (rows + cols + depth < EIGEN_GEMM_TO_COEFFBASED_THRESHOLD) {
       dst.noalias() += alpha * a_lhs.lazyProduct(a_rhs);
       return;
