@@ -4,7 +4,8 @@
 # 1. Side by side (issue 12): the Fashion-MNIST step in four forms, each compiled at -O0 and at
 #    the Release flags (-O3 -march=native), wall seconds and peak compiler memory:
 #      (a) bench/compile/session_step.cpp: the model, a MonitoredTrainingSession with the
-#          example's four hooks and one run();
+#          example's four hooks and one run(), through the umbrella header hookfuse.hpp;
+#      (a') the same file with -DHOOKFUSE_BENCH_LEAN_INCLUDES: only the headers it uses;
 #      (b) bench/compile/hand_step.cpp: the same step written by hand with Eigen;
 #      (c) bench/compile/torch_step.cpp: the same with LibTorch, when its headers are found
 #          (torch/torch.h under /usr/include, or LIBTORCH=<prefix>); otherwise "skipped";
@@ -133,6 +134,7 @@ elif [ -f /usr/include/torch/torch.h ]; then
 fi
 
 tu a "$root/bench/compile/session_step.cpp"
+tu a_lean "$root/bench/compile/session_step.cpp" -DHOOKFUSE_BENCH_LEAN_INCLUDES
 if [ -n "${BASELINE_INCLUDE:-}" ]; then
   # Its -I comes before the tree's own, so hookfuse's headers are taken from there.
   tu a_base "$root/bench/compile/session_step.cpp" -I"$BASELINE_INCLUDE"
@@ -148,7 +150,7 @@ echo "Compile time, $("$cxx" --version | head -n1), median of $repeats, object f
 echo
 
 if has_part side; then
-  side=(a b)
+  side=(a a_lean b)
   if [ ${#torch_flags[@]} -gt 0 ]; then side+=(c); fi
   side+=(d)
   if [ -n "${BASELINE_INCLUDE:-}" ]; then side+=(a_base d_base); fi
@@ -161,12 +163,13 @@ if has_part side; then
   echo "|---|---|---|---|---|---|---|---|"
   declare -A side_label=(
     [a]="(a) hookfuse session, four hooks, one run() (bench/compile/session_step.cpp)"
+    [a_lean]="(a') the same, including only the headers it uses (-DHOOKFUSE_BENCH_LEAN_INCLUDES)"
     [b]="(b) hand-written Eigen step (bench/compile/hand_step.cpp)"
     [c]="(c) LibTorch step (bench/compile/torch_step.cpp)"
     [d]="(d) Fashion-MNIST example (examples/fashion_mnist/main.cpp)"
     [a_base]="(a) with the headers of BASELINE_INCLUDE"
     [d_base]="(d) with the headers of BASELINE_INCLUDE")
-  for name in a b c d a_base d_base; do
+  for name in a a_lean b c d a_base d_base; do
     if [ ! -f "$work/O0.$name.wall" ] && [ "$name" != c ]; then continue; fi
     if [ "$name" = c ] && [ ${#torch_flags[@]} -eq 0 ]; then
       echo "| ${side_label[c]} | skipped: LibTorch not installed | | | | | | |"
@@ -179,7 +182,7 @@ if has_part side; then
   echo
   echo "| ratio of medians | $(level_title O0) wall | CPU | memory | $(level_title O3) wall | CPU | memory |"
   echo "|---|---|---|---|---|---|---|"
-  pairs=("a b" "d b")
+  pairs=("a b" "a_lean b" "d b")
   if [ -n "${BASELINE_INCLUDE:-}" ]; then pairs+=("a_base b" "a a_base" "d d_base"); fi
   for pair in "${pairs[@]}"; do
     read -r x y <<<"$pair"

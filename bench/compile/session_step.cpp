@@ -9,7 +9,21 @@
 //       bench/compile/session_step.cpp -o session_step && ./session_step
 #include <cstdint>
 #include <cstdio>
+
+#ifdef HOOKFUSE_BENCH_LEAN_INCLUDES
+// (a'): only the headers this file uses, not the umbrella (which also brings the io layer:
+// Saver, summaries, LevelDB, protozero, <filesystem>).
+#include <hookfuse/autodiff.hpp>
+#include <hookfuse/hooks/logging_tensor_hook.hpp>
+#include <hookfuse/hooks/nan_tensor_hook.hpp>
+#include <hookfuse/hooks/step_counter_hook.hpp>
+#include <hookfuse/hooks/stop_at_step_hook.hpp>
+#include <hookfuse/nn/dense.hpp>
+#include <hookfuse/optim/gradient_descent.hpp>
+#include <hookfuse/session/monitored_session.hpp>
+#else
 #include <hookfuse/hookfuse.hpp>
+#endif
 
 namespace hf = hookfuse;
 
