@@ -73,9 +73,8 @@ struct is_transpose<Eigen::Transpose<X>> : std::true_type {};
 
 /// A dense operand with direct access (a Map or Matrix, or the transpose of one) as a Map of
 /// run-time size: its data, shape and outer stride, its storage order and scalar kept (a
-/// read-only Map when `x` is const). So the
-/// product paths below are instantiated once per scalar and storage orders, not once per
-/// compile-time shape of the model's layers.
+/// read-only Map when `x` is const). So the product paths below are instantiated once per
+/// scalar and storage orders, not once per compile-time shape of the model's layers.
 template <class XRef>
 auto dynamic_view(XRef&& x) {
   using X = std::remove_cvref_t<XRef>;
@@ -85,25 +84,74 @@ auto dynamic_view(XRef&& x) {
     using S = typename X::Scalar;
     constexpr int order = (X::Flags & Eigen::RowMajorBit) ? Eigen::RowMajor : Eigen::ColMajor;
     using M = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, order>;
-    using Target = std::conditional_t<std::is_const_v<std::remove_pointer_t<decltype(x.data())>>,
-                                      const M, M>;
+    using Target =
+        std::conditional_t<std::is_const_v<std::remove_pointer_t<decltype(x.data())>>, const M, M>;
     return Eigen::Map<Target, Eigen::Unaligned, Eigen::OuterStride<>>(
         x.data(), x.rows(), x.cols(), Eigen::OuterStride<>(x.outerStride()));
   }
 }
 
-/// dst += alpha * lhs * rhs, for dense Eigen operands with direct access (Map, Matrix, their
-/// transposes). Small and vector-shaped products take Eigen's lazy or GEMV paths, which use at
-/// most a few KiB of stack; the rest use the preallocated workspace.
-template <class Dst, class Lhs, class Rhs, class Workspace>
-void gemm_add(Dst& dst, const Lhs& a_lhs, const Rhs& a_rhs, typename Dst::Scalar alpha,
-              Workspace& ws);
-
 /// gemm_add for operands of which at least one has a run-time size, on their dynamic_views.
 template <class Dst, class Lhs, class Rhs, class Workspace>
 void gemm_add_dynamic(Dst& dst, const Lhs& a_lhs, const Rhs& a_rhs, typename Dst::Scalar alpha,
-                      Workspace& ws);
+                      Workspace& ws) {
+  using namespace Eigen;
+  using namespace Eigen::internal;
+  using Scalar = typename Dst::Scalar;
+  const Index rows = dst.rows(), cols = dst.cols(), depth = a_lhs.cols();
+  if (rows + cols + depth < EIGEN_GEMM_TO_COEFFBASED_THRESHOLD) {
+    dst.noalias() += alpha * a_lhs.lazyProduct(a_rhs);
+    return;
+  }
+  if (cols == 1) {
+    auto d = dst.col(0);
+    d.noalias() += alpha * (a_lhs * a_rhs.col(0));
+    return;
+  }
+  if (rows == 1) {
+    auto d = dst.row(0);
+    d.noalias() += alpha * (a_lhs.row(0) * a_rhs);
+    return;
+  }
+#ifdef EIGEN_HAS_OPENMP
+  // Opt-in threads (autodiff/threads.hpp): Eigen's own product splits the GEMM across the
+  // threads, with packing buffers of its own for each call.
+  if (Eigen::nbThreads() > 1) {
+    dst.noalias() += alpha * a_lhs * a_rhs;
+    return;
+  }
+#endif
+  if (!ws.fits(rows, cols, depth)) ws.reserve(rows, cols, depth);  // first use only
 
+  using LhsBlasTraits = blas_traits<Lhs>;
+  using ActualLhsType = typename LhsBlasTraits::DirectLinearAccessType;
+  using ActualLhsTypeCleaned = typename remove_all<ActualLhsType>::type;
+  using RhsBlasTraits = blas_traits<Rhs>;
+  using ActualRhsType = typename RhsBlasTraits::DirectLinearAccessType;
+  using ActualRhsTypeCleaned = typename remove_all<ActualRhsType>::type;
+  typename add_const_on_value_type<ActualLhsType>::type lhs = LhsBlasTraits::extract(a_lhs);
+  typename add_const_on_value_type<ActualRhsType>::type rhs = RhsBlasTraits::extract(a_rhs);
+  const Scalar actual_alpha =
+      alpha * LhsBlasTraits::extractScalarFactor(a_lhs) * RhsBlasTraits::extractScalarFactor(a_rhs);
+  constexpr int dst_order = (Dst::Flags & RowMajorBit) ? RowMajor : ColMajor;
+  using Blocking = typename Workspace::Blocking;
+  static_assert(std::is_same_v<Blocking, gemm_blocking_space<dst_order, Scalar, Scalar, Dynamic,
+                                                             Dynamic, Dynamic, 1, false>>,
+                "hookfuse: GemmWorkspace storage order does not match the destination");
+  using Functor = gemm_functor<
+      Scalar, Index,
+      general_matrix_matrix_product<
+          Index, Scalar, (ActualLhsTypeCleaned::Flags & RowMajorBit) ? RowMajor : ColMajor,
+          bool(LhsBlasTraits::NeedToConjugate), Scalar,
+          (ActualRhsTypeCleaned::Flags & RowMajorBit) ? RowMajor : ColMajor,
+          bool(RhsBlasTraits::NeedToConjugate), dst_order, Dst::InnerStrideAtCompileTime>,
+      ActualLhsTypeCleaned, ActualRhsTypeCleaned, Dst, Blocking>;
+  Functor(lhs, rhs, dst, actual_alpha, ws.blocking())(0, rows, 0, cols);
+}
+
+/// dst += alpha * lhs * rhs, for dense Eigen operands with direct access (Map, Matrix, their
+/// transposes). Small and vector-shaped products take Eigen's lazy or GEMV paths, which use at
+/// most a few KiB of stack; the rest use the preallocated workspace.
 template <class Dst, class Lhs, class Rhs, class Workspace>
 void gemm_add(Dst& dst, const Lhs& a_lhs, const Rhs& a_rhs, typename Dst::Scalar alpha,
               Workspace& ws) {
@@ -117,65 +165,6 @@ void gemm_add(Dst& dst, const Lhs& a_lhs, const Rhs& a_rhs, typename Dst::Scalar
   } else {
     auto d = dynamic_view(dst);
     gemm_add_dynamic(d, dynamic_view(a_lhs), dynamic_view(a_rhs), alpha, ws);
-  }
-}
-
-template <class Dst, class Lhs, class Rhs, class Workspace>
-void gemm_add_dynamic(Dst& dst, const Lhs& a_lhs, const Rhs& a_rhs, typename Dst::Scalar alpha,
-                      Workspace& ws) {
-  using namespace Eigen;
-  using namespace Eigen::internal;
-  using Scalar = typename Dst::Scalar;
-  const Index rows = dst.rows(), cols = dst.cols(), depth = a_lhs.cols();
-  {
-    if (rows + cols + depth < EIGEN_GEMM_TO_COEFFBASED_THRESHOLD) {
-      dst.noalias() += alpha * a_lhs.lazyProduct(a_rhs);
-      return;
-    }
-    if (cols == 1) {
-      auto d = dst.col(0);
-      d.noalias() += alpha * (a_lhs * a_rhs.col(0));
-      return;
-    }
-    if (rows == 1) {
-      auto d = dst.row(0);
-      d.noalias() += alpha * (a_lhs.row(0) * a_rhs);
-      return;
-    }
-#ifdef EIGEN_HAS_OPENMP
-    // Opt-in threads (autodiff/threads.hpp): Eigen's own product splits the GEMM across the
-    // threads, with packing buffers of its own for each call.
-    if (Eigen::nbThreads() > 1) {
-      dst.noalias() += alpha * a_lhs * a_rhs;
-      return;
-    }
-#endif
-    if (!ws.fits(rows, cols, depth)) ws.reserve(rows, cols, depth);  // first use only
-
-    using LhsBlasTraits = blas_traits<Lhs>;
-    using ActualLhsType = typename LhsBlasTraits::DirectLinearAccessType;
-    using ActualLhsTypeCleaned = typename remove_all<ActualLhsType>::type;
-    using RhsBlasTraits = blas_traits<Rhs>;
-    using ActualRhsType = typename RhsBlasTraits::DirectLinearAccessType;
-    using ActualRhsTypeCleaned = typename remove_all<ActualRhsType>::type;
-    typename add_const_on_value_type<ActualLhsType>::type lhs = LhsBlasTraits::extract(a_lhs);
-    typename add_const_on_value_type<ActualRhsType>::type rhs = RhsBlasTraits::extract(a_rhs);
-    const Scalar actual_alpha = alpha * LhsBlasTraits::extractScalarFactor(a_lhs) *
-                                RhsBlasTraits::extractScalarFactor(a_rhs);
-    constexpr int dst_order = (Dst::Flags & RowMajorBit) ? RowMajor : ColMajor;
-    using Blocking = typename Workspace::Blocking;
-    static_assert(std::is_same_v<Blocking, gemm_blocking_space<dst_order, Scalar, Scalar, Dynamic,
-                                                               Dynamic, Dynamic, 1, false>>,
-                  "hookfuse: GemmWorkspace storage order does not match the destination");
-    using Functor = gemm_functor<
-        Scalar, Index,
-        general_matrix_matrix_product<
-            Index, Scalar, (ActualLhsTypeCleaned::Flags & RowMajorBit) ? RowMajor : ColMajor,
-            bool(LhsBlasTraits::NeedToConjugate), Scalar,
-            (ActualRhsTypeCleaned::Flags & RowMajorBit) ? RowMajor : ColMajor,
-            bool(RhsBlasTraits::NeedToConjugate), dst_order, Dst::InnerStrideAtCompileTime>,
-        ActualLhsTypeCleaned, ActualRhsTypeCleaned, Dst, Blocking>;
-    Functor(lhs, rhs, dst, actual_alpha, ws.blocking())(0, rows, 0, cols);
   }
 }
 
