@@ -35,7 +35,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
-#include <type_traits>
 
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/detail/numpy_digits.hpp"
@@ -76,14 +75,59 @@ inline void put_parts(Writer& w, const Parts& p) {
   w.put(std::string_view(p.int_part, static_cast<std::size_t>(p.int_len)));
 }
 
-/// numpy's str() of a float scalar (np.float32 / np.float64).
-template <class T>
-void put_float_scalar(Writer& w, T x) {
+/// The elements to print: element (i, j) is data[i * row_stride + j * col_stride], of type
+/// float, double, std::int32_t or std::int64_t (`kind`). One non-template type for all four,
+/// so that the formatting below is compiled once per translation unit rather than once per
+/// element type (issue 12: four instantiations cost 0.7 s of g++ -O3 time in every file that
+/// logs tensors).
+struct Elements {
+  enum class Kind { f32, f64, i32, i64 };
+  const void* data;
+  std::ptrdiff_t row_stride;
+  std::ptrdiff_t col_stride;
+  Kind kind;
+
+  bool floating() const { return kind == Kind::f32 || kind == Kind::f64; }
+  /// True for float32: digits are float32's own (shortest round trip of the float).
+  bool single() const { return kind == Kind::f32; }
+  std::ptrdiff_t offset(std::ptrdiff_t i, std::ptrdiff_t j) const {
+    return i * row_stride + j * col_stride;
+  }
+  /// A floating element as double: exact for float32 too.
+  double real(std::ptrdiff_t i, std::ptrdiff_t j) const {
+    if (kind == Kind::f32)
+      return static_cast<double>(static_cast<const float*>(data)[offset(i, j)]);
+    return static_cast<const double*>(data)[offset(i, j)];
+  }
+  /// An integer element as int64: exact for int32 too.
+  std::int64_t integer(std::ptrdiff_t i, std::ptrdiff_t j) const {
+    if (kind == Kind::i32) return static_cast<const std::int32_t*>(data)[offset(i, j)];
+    return static_cast<const std::int64_t*>(data)[offset(i, j)];
+  }
+};
+
+/// The digit functions of numpy_digits.hpp for x in its own type: float when `single` (x is
+/// then a float widened to double, so the narrowing is exact), double otherwise.
+inline Parts digits_of(double x, bool single, bool scientific, int precision) {
+  return single ? digits(static_cast<float>(x), scientific, precision)
+                : digits(x, scientific, precision);
+}
+inline Parts positional_digits_of(double x, bool single, int precision) {
+  return single ? positional_digits(static_cast<float>(x), precision)
+                : positional_digits(x, precision);
+}
+inline Parts exact_scientific_of(double x, bool single, int precision) {
+  return single ? exact_scientific(static_cast<float>(x), precision)
+                : exact_scientific(x, precision);
+}
+
+/// numpy's str() of a float scalar (np.float32 when `single`, else np.float64).
+inline void put_float_scalar(Writer& w, double x, bool single) {
   if (std::isnan(x)) return w.put("nan");
   if (std::isinf(x)) return w.put(x < 0 ? "-inf" : "inf");
   const long double a = std::fabs(static_cast<long double>(x));
   const bool positional = a == 0 || (a < 1.e16L && a >= 1.e-4L);
-  const Parts p = digits(x, !positional, -1);
+  const Parts p = digits_of(x, single, !positional, -1);
   put_parts(w, p);
   if (positional) {  // trim mode LeaveOneZero: "121.0"
     w.put(".");
@@ -127,23 +171,24 @@ inline constexpr double max_fixed = 1e8;
 inline constexpr double min_fixed = 1e-4;
 inline constexpr int precision = 8;
 
-/// numpy's FloatingFormat (floatmode 'maxprec') fitted to the shown elements.
-template <class T>
+/// numpy's FloatingFormat (floatmode 'maxprec') fitted to the shown elements of a float32 or
+/// float64 array.
 struct FloatFormat {
+  bool single = false;
   bool exp_format = false;
   int pad_left = 0;
   int pad_right = 0;
   int precision = numpy_impl::precision;
   int exp_size = -1;
 
-  template <class Get>
-  FloatFormat(const AxisView& rv, const AxisView& cv, Get get, NumpyPrintOptions options) {
+  FloatFormat(const AxisView& rv, const AxisView& cv, const Elements& e, NumpyPrintOptions options)
+      : single(e.single()) {
     bool any_finite = false, any_nonfinite = false, neg_inf = false;
-    T max_v = 0, min_v = 0;
+    double max_v = 0, min_v = 0;  // magnitudes of the element type, exact in double
     bool any_nonzero = false;
     for (std::ptrdiff_t i = 0; i < rv.count(); ++i)
       for (std::ptrdiff_t j = 0; j < cv.count(); ++j) {
-        const T x = get(rv.index(i), cv.index(j));
+        const double x = e.real(rv.index(i), cv.index(j));
         if (!std::isfinite(x)) {
           any_nonfinite = true;
           neg_inf = neg_inf || (std::isinf(x) && x < 0);
@@ -151,25 +196,27 @@ struct FloatFormat {
         }
         any_finite = true;
         if (x == 0) continue;
-        const T a = std::fabs(x);
+        const double a = std::fabs(x);
         if (!any_nonzero || a > max_v) max_v = a;
         if (!any_nonzero || a < min_v) min_v = a;
         any_nonzero = true;
       }
     if (any_nonzero) {
-      const T ratio = max_v / min_v;  // in T, as numpy divides two T scalars; inf is fine
-      exp_format = static_cast<double>(max_v) >= max_fixed ||
-                   (!options.suppress && (static_cast<double>(min_v) < min_fixed ||
-                                          static_cast<double>(ratio) > 1000.0));
+      // In the element type, as numpy divides two scalars of it; inf is fine.
+      const double ratio =
+          single ? static_cast<double>(static_cast<float>(max_v) / static_cast<float>(min_v))
+                 : max_v / min_v;
+      exp_format =
+          max_v >= max_fixed || (!options.suppress && (min_v < min_fixed || ratio > 1000.0));
     }
     if (any_finite) {
       int max_frac = 0;
       for (std::ptrdiff_t i = 0; i < rv.count(); ++i)
         for (std::ptrdiff_t j = 0; j < cv.count(); ++j) {
-          const T x = get(rv.index(i), cv.index(j));
+          const double x = e.real(rv.index(i), cv.index(j));
           if (!std::isfinite(x)) continue;
-          const Parts p = exp_format ? digits(x, true, numpy_impl::precision)
-                                     : positional_digits(x, numpy_impl::precision);
+          const Parts p = exp_format ? digits_of(x, single, true, numpy_impl::precision)
+                                     : positional_digits_of(x, single, numpy_impl::precision);
           pad_left = p.int_len > pad_left ? p.int_len : pad_left;
           max_frac = p.frac_len > max_frac ? p.frac_len : max_frac;
           exp_size = p.exp_len > exp_size ? p.exp_len : exp_size;
@@ -192,20 +239,23 @@ struct FloatFormat {
 
   int width() const { return pad_left + pad_right + 1; }
 
-  void put(Writer& w, T x) const {
+  /// Writes element (i, j) of `e`.
+  void put(Writer& w, const Elements& e, std::ptrdiff_t i, std::ptrdiff_t j) const {
+    const double x = e.real(i, j);
     if (!std::isfinite(x)) {
       const std::string_view s = std::isnan(x) ? "nan" : (x < 0 ? "-inf" : "inf");
       w.spaces(width() - static_cast<std::ptrdiff_t>(s.size()));
       return w.put(s);
     }
-    const Parts p = exp_format ? exact_scientific(x, precision) : positional_digits(x, precision);
+    const Parts p = exp_format ? exact_scientific_of(x, single, precision)
+                               : positional_digits_of(x, single, precision);
     w.spaces(pad_left - p.int_len);
     put_parts(w, p);
     w.put(".");
     w.put(std::string_view(p.frac, static_cast<std::size_t>(p.frac_len)));
     if (exp_format) {  // trim 'k', min_digits = precision: exactly `precision` digits
-      const char e[2] = {'e', p.exp_sign};
-      w.put(std::string_view(e, 2));
+      const char ex[2] = {'e', p.exp_sign};
+      w.put(std::string_view(ex, 2));
       for (int k = p.exp_len; k < exp_size; ++k) w.put("0");
       w.put(std::string_view(p.exp_digits, static_cast<std::size_t>(p.exp_len)));
     } else {  // trim '.': digits as they are, then spaces to the shared fraction width
@@ -215,65 +265,66 @@ struct FloatFormat {
 };
 
 /// numpy's IntegerFormat: right-aligned to the widest of the shown min and max.
-template <class T>
 struct IntFormat {
   int width = 0;
-  template <class Get>
-  IntFormat(const AxisView& rv, const AxisView& cv, Get get, NumpyPrintOptions) {
+  IntFormat(const AxisView& rv, const AxisView& cv, const Elements& e, NumpyPrintOptions) {
     for (std::ptrdiff_t i = 0; i < rv.count(); ++i)
       for (std::ptrdiff_t j = 0; j < cv.count(); ++j) {
         char buf[24];
-        const int n = int_text(buf, static_cast<std::int64_t>(get(rv.index(i), cv.index(j))));
+        const int n = int_text(buf, e.integer(rv.index(i), cv.index(j)));
         width = n > width ? n : width;
       }
   }
-  void put(Writer& w, T x) const {
+  /// Writes element (i, j) of `e`.
+  void put(Writer& w, const Elements& e, std::ptrdiff_t i, std::ptrdiff_t j) const {
     char buf[24];
-    const int n = int_text(buf, static_cast<std::int64_t>(x));
+    const int n = int_text(buf, e.integer(i, j));
     w.spaces(width - n);
     w.put(std::string_view(buf, static_cast<std::size_t>(n)));
   }
 };
 
+/// Writes a word of `len` columns with `write()`, first wrapping the line when it would pass
+/// `limit` and the cursor is past the hanging indent `hang`.
+template <class Write>
+void put_word(Writer& w, std::ptrdiff_t len, std::ptrdiff_t hang, std::ptrdiff_t limit,
+              Write write) {
+  if (w.column() + len > limit && w.column() > hang) {
+    w.newline();
+    w.spaces(hang);
+  }
+  write();
+}
+
 /// One row (numpy's last axis) at hanging indent `hang` within `width` columns; the caller has
 /// placed the cursor at column hang - 1.
-template <class Fmt, class Get>
-void put_row(Writer& w, const Fmt& fmt, Get get, std::ptrdiff_t row, const AxisView& cv,
+template <class Fmt>
+void put_row(Writer& w, const Fmt& fmt, const Elements& e, std::ptrdiff_t row, const AxisView& cv,
              std::ptrdiff_t hang, std::ptrdiff_t width) {
   const std::ptrdiff_t limit = width - 1;  // room for the "]" (or the separator)
   w.put("[");
-  auto word = [&](std::ptrdiff_t len, auto&& write) {
-    if (w.column() + len > limit && w.column() > hang) {
-      w.newline();
-      w.spaces(hang);
-    }
-    write();
-  };
   char probe_buf[64];
   for (std::ptrdiff_t k = 0; k < cv.count(); ++k) {
     if (k == edge_items && cv.summary) {
-      word(3, [&] { w.put("..."); });
+      put_word(w, 3, hang, limit, [&] { w.put("..."); });
       w.put(" ");
     }
-    const auto x = get(row, cv.index(k));
     Writer probe{probe_buf, probe_buf + sizeof probe_buf, probe_buf};
-    fmt.put(probe, x);
-    word(probe.column(),
-         [&] { w.put(std::string_view(probe_buf, static_cast<std::size_t>(probe.column()))); });
+    fmt.put(probe, e, row, cv.index(k));
+    put_word(w, probe.column(), hang, limit,
+             [&] { w.put(std::string_view(probe_buf, static_cast<std::size_t>(probe.column()))); });
     if (k + 1 < cv.count()) w.put(" ");
   }
   w.put("]");
 }
 
-template <class T, class Get>
-void put_array(Writer& w, const Shape& s, Get get, NumpyPrintOptions options) {
-  if (s.rows * s.cols == 0) return w.put("[]");
+template <class Fmt>
+void put_array_as(Writer& w, const Shape& s, const Elements& e, NumpyPrintOptions options) {
   const bool summary = s.rows * s.cols > threshold;
   const AxisView rv{s.rows, summary && s.rows > 2 * edge_items};
   const AxisView cv{s.cols, summary && s.cols > 2 * edge_items};
-  using Fmt = std::conditional_t<std::is_floating_point_v<T>, FloatFormat<T>, IntFormat<T>>;
-  const Fmt fmt(rv, cv, get, options);
-  if (s.rank == 1) return put_row(w, fmt, get, 0, cv, 1, line_width);
+  const Fmt fmt(rv, cv, e, options);
+  if (s.rank == 1) return put_row(w, fmt, e, 0, cv, 1, line_width);
   w.put("[");
   for (std::ptrdiff_t k = 0; k < rv.count(); ++k) {
     if (k > 0) {
@@ -285,38 +336,39 @@ void put_array(Writer& w, const Shape& s, Get get, NumpyPrintOptions options) {
       w.newline();
       w.spaces(1);
     }
-    put_row(w, fmt, get, rv.index(k), cv, 2, line_width - 1);
+    put_row(w, fmt, e, rv.index(k), cv, 2, line_width - 1);
   }
   w.put("]");
 }
 
+inline void put_array(Writer& w, const Shape& s, const Elements& e, NumpyPrintOptions options) {
+  if (s.rows * s.cols == 0) return w.put("[]");
+  if (e.floating()) return put_array_as<FloatFormat>(w, s, e, options);
+  put_array_as<IntFormat>(w, s, e, options);
+}
+
 }  // namespace numpy_impl
 
-/// Appends numpy's str() of a value of element type T (float, double, std::int32_t or
-/// std::int64_t) with `rank` 0 (a numpy scalar; rows = cols = 1), 1 (an array [cols];
-/// rows = 1) or 2 ([rows, cols]); `get(i, j)` returns element (i, j) as T; `options` as set by
-/// np.set_printoptions (numpy's defaults unless given). The text ends with a NUL; it is cut off
-/// where [out, end) is full.
-template <class T, class Get>
-void append_numpy_str(char*& out, char* end, int rank, std::ptrdiff_t rows, std::ptrdiff_t cols,
-                      Get get, NumpyPrintOptions options = {}) {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                    std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t>,
-                "hookfuse: numpy formatting supports float, double, int32 and int64");
+/// Appends numpy's str() of the value `e` (float32, float64, int32 or int64 elements) with
+/// `rank` 0 (a numpy scalar; rows = cols = 1), 1 (an array [cols]; rows = 1) or 2 ([rows,
+/// cols]); `options` as set by np.set_printoptions (numpy's defaults unless given). The text
+/// ends with a NUL; it is cut off where [out, end) is full.
+inline void append_numpy_str(char*& out, char* end, int rank, std::ptrdiff_t rows,
+                             std::ptrdiff_t cols, const numpy_impl::Elements& e,
+                             NumpyPrintOptions options = {}) {
   if (out >= end) return;
   numpy_impl::Writer w{out, end, out};
   *out = '\0';
   if (rank == 0) {
-    const T x = get(0, 0);
-    if constexpr (std::is_floating_point_v<T>) {
-      numpy_impl::put_float_scalar(w, x);
+    if (e.floating()) {
+      numpy_impl::put_float_scalar(w, e.real(0, 0), e.single());
     } else {
       char buf[24];
-      w.put(std::string_view(
-          buf, static_cast<std::size_t>(numpy_impl::int_text(buf, static_cast<std::int64_t>(x)))));
+      w.put(std::string_view(buf,
+                             static_cast<std::size_t>(numpy_impl::int_text(buf, e.integer(0, 0)))));
     }
   } else {
-    numpy_impl::put_array<T>(w, {rank, rank == 1 ? 1 : rows, cols}, get, options);
+    numpy_impl::put_array(w, {rank, rank == 1 ? 1 : rows, cols}, e, options);
   }
   out = w.out;
 }

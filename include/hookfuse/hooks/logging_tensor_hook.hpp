@@ -56,20 +56,17 @@ inline void append_tensor(char*& out, char* end, const TensorValue& t, int rank,
                           bool suppress = false) {
   if (t.data == nullptr) return append_text(out, end, "None");
 #ifndef HOOKFUSE_EMBEDDED
-  auto numpy = [&](auto zero) {
-    using T = decltype(zero);
-    const T* p = static_cast<const T*>(t.data);
-    append_numpy_str<T>(
-        out, end, rank, t.rows, t.cols,
-        [&](std::ptrdiff_t i, std::ptrdiff_t j) { return p[i * t.row_stride + j * t.col_stride]; },
-        NumpyPrintOptions{.suppress = suppress});
-  };
+  using Kind = numpy_impl::Elements::Kind;
+  Kind kind = Kind::f32;
   switch (t.dtype) {
-    case DType::float32: return numpy(0.0f);
-    case DType::float64: return numpy(0.0);
-    case DType::int32: return numpy(std::int32_t{0});
-    case DType::int64: return numpy(std::int64_t{0});
+    case DType::float32: kind = Kind::f32; break;
+    case DType::float64: kind = Kind::f64; break;
+    case DType::int32: kind = Kind::i32; break;
+    case DType::int64: kind = Kind::i64; break;
   }
+  append_numpy_str(out, end, rank, t.rows, t.cols,
+                   numpy_impl::Elements{t.data, t.row_stride, t.col_stride, kind},
+                   NumpyPrintOptions{.suppress = suppress});
 #else
   // printf's %g for each element, on one line, at most 16 elements.
   (void)suppress;
