@@ -11,6 +11,7 @@
 
 #include "hookfuse/autodiff/storage.hpp"
 #include "hookfuse/autodiff/variable.hpp"
+#include "hookfuse/config.hpp"
 #include "hookfuse/detail/flat_tuple.hpp"
 
 namespace hookfuse {
@@ -103,10 +104,10 @@ concept Operand = Expression<std::remove_cvref_t<T>> ||
 
 /// Turns an operand into an expression node.
 template <Operand T>
-constexpr auto as_expr(T&& t) {
+HOOKFUSE_PER_ENTRY_INLINE constexpr auto as_expr(T&& t) {
   using U = std::remove_cvref_t<T>;
   if constexpr (Expression<U>) {
-    return U(std::forward<T>(t));
+    return U(static_cast<T&&>(t));
   } else if constexpr (detail::is_variable<U>::value) {
     static_assert(std::is_lvalue_reference_v<T>,
                   "hookfuse: pass Variables by lvalue; the graph refers to them");
@@ -121,14 +122,14 @@ using expr_t = decltype(as_expr(std::declval<T>()));
 
 /// Names a tensor: `named<"logits">(dense(x))`. Hooks fetch it by that name.
 template <fixed_string Name, Operand E>
-constexpr auto named(E&& e) {
+HOOKFUSE_PER_ENTRY_INLINE constexpr auto named(E&& e) {
   using X = expr_t<E>;
-  return Named<Name, X>{as_expr(std::forward<E>(e))};
+  return Named<Name, X>{as_expr(static_cast<E&&>(e))};
 }
 
 template <class Op, Operand... Ts>
-constexpr auto make_node(Op op, Ts&&... ts) {
-  return Node<Op, expr_t<Ts>...>{op, {as_expr(std::forward<Ts>(ts))...}};
+HOOKFUSE_PER_ENTRY_INLINE constexpr auto make_node(Op op, Ts&&... ts) {
+  return Node<Op, expr_t<Ts>...>{op, {as_expr(static_cast<Ts&&>(ts))...}};
 }
 
 }  // namespace hookfuse

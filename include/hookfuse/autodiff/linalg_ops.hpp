@@ -5,6 +5,7 @@
 #include "hookfuse/autodiff/elementwise_ops.hpp"
 #include "hookfuse/autodiff/expr.hpp"
 #include "hookfuse/autodiff/target.hpp"
+#include "hookfuse/config.hpp"
 
 namespace hookfuse {
 namespace detail {
@@ -147,23 +148,23 @@ struct CwiseMulOp {
 
 /// Matrix product [r, k] x [k, c] -> [r, c], like tf.matmul. Rows of `a` are the batch.
 template <Operand A, Operand B>
-constexpr auto matmul(A&& a, B&& b) {
-  return make_node(detail::MatMulOp{}, std::forward<A>(a), std::forward<B>(b));
+HOOKFUSE_PER_ENTRY_INLINE constexpr auto matmul(A&& a, B&& b) {
+  return make_node(detail::MatMulOp{}, static_cast<A&&>(a), static_cast<B&&>(b));
 }
 /// a + b, like tf.add; a [1, c] operand is broadcast over the rows of the other (tf.nn.bias_add).
 template <Operand A, Operand B>
-constexpr auto add(A&& a, B&& b) {
-  return make_node(detail::AddOp<1>{}, std::forward<A>(a), std::forward<B>(b));
+HOOKFUSE_PER_ENTRY_INLINE constexpr auto add(A&& a, B&& b) {
+  return make_node(detail::AddOp<1>{}, static_cast<A&&>(a), static_cast<B&&>(b));
 }
 /// a - b, like tf.subtract, with the same broadcast as `add`.
 template <Operand A, Operand B>
-constexpr auto subtract(A&& a, B&& b) {
-  return make_node(detail::AddOp<-1>{}, std::forward<A>(a), std::forward<B>(b));
+HOOKFUSE_PER_ENTRY_INLINE constexpr auto subtract(A&& a, B&& b) {
+  return make_node(detail::AddOp<-1>{}, static_cast<A&&>(a), static_cast<B&&>(b));
 }
 /// Elementwise a * b of one shape, like tf.multiply.
 template <Operand A, Operand B>
-constexpr auto multiply(A&& a, B&& b) {
-  return make_node(detail::CwiseMulOp{}, std::forward<A>(a), std::forward<B>(b));
+HOOKFUSE_PER_ENTRY_INLINE constexpr auto multiply(A&& a, B&& b) {
+  return make_node(detail::CwiseMulOp{}, static_cast<A&&>(a), static_cast<B&&>(b));
 }
 
 /// Operators on model operands, as on TensorFlow tensors: `x * 0.5f`, `w + b`, `x - y`, where a
@@ -172,24 +173,24 @@ constexpr auto multiply(A&& a, B&& b) {
 /// operand's scalar type is `scale`. Eigen matrices are not operands, so Eigen's own
 /// arithmetic is untouched.
 template <Operand A, Operand B>
-constexpr auto operator+(A&& a, B&& b) {
-  return add(std::forward<A>(a), std::forward<B>(b));
+HOOKFUSE_PER_ENTRY_INLINE constexpr auto operator+(A&& a, B&& b) {
+  return add(static_cast<A&&>(a), static_cast<B&&>(b));
 }
 template <Operand A, Operand B>
-constexpr auto operator-(A&& a, B&& b) {
-  return subtract(std::forward<A>(a), std::forward<B>(b));
+HOOKFUSE_PER_ENTRY_INLINE constexpr auto operator-(A&& a, B&& b) {
+  return subtract(static_cast<A&&>(a), static_cast<B&&>(b));
 }
 template <Operand A, Operand B>
-constexpr auto operator*(A&& a, B&& b) {
-  return multiply(std::forward<A>(a), std::forward<B>(b));
+HOOKFUSE_PER_ENTRY_INLINE constexpr auto operator*(A&& a, B&& b) {
+  return multiply(static_cast<A&&>(a), static_cast<B&&>(b));
 }
 template <Operand A>
-constexpr auto operator*(A&& a, typename std::remove_cvref_t<A>::scalar s) {
-  return scale(std::forward<A>(a), s);
+HOOKFUSE_PER_ENTRY_INLINE constexpr auto operator*(A&& a, typename std::remove_cvref_t<A>::scalar s) {
+  return scale(static_cast<A&&>(a), s);
 }
 template <Operand A>
-constexpr auto operator*(typename std::remove_cvref_t<A>::scalar s, A&& a) {
-  return scale(std::forward<A>(a), s);
+HOOKFUSE_PER_ENTRY_INLINE constexpr auto operator*(typename std::remove_cvref_t<A>::scalar s, A&& a) {
+  return scale(static_cast<A&&>(a), s);
 }
 
 }  // namespace hookfuse

@@ -14,6 +14,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "hookfuse/config.hpp"
+
 namespace hookfuse::detail {
 
 template <std::size_t I, class T>
@@ -33,11 +35,11 @@ using FlatTuple = FlatTupleImpl<std::index_sequence_for<Ts...>, Ts...>;
 
 /// Element I (found by deduction against the one base FlatLeaf<I, T>).
 template <std::size_t I, class T>
-constexpr T& get(FlatLeaf<I, T>& leaf) noexcept {
+HOOKFUSE_PER_ENTRY_INLINE constexpr T& get(FlatLeaf<I, T>& leaf) noexcept {
   return leaf.value;
 }
 template <std::size_t I, class T>
-constexpr const T& get(const FlatLeaf<I, T>& leaf) noexcept {
+HOOKFUSE_PER_ENTRY_INLINE constexpr const T& get(const FlatLeaf<I, T>& leaf) noexcept {
   return leaf.value;
 }
 

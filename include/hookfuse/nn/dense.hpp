@@ -3,6 +3,7 @@
 
 #include "hookfuse/autodiff/linalg_ops.hpp"
 #include "hookfuse/autodiff/variable.hpp"
+#include "hookfuse/config.hpp"
 #include "hookfuse/fixed_string.hpp"
 #include "hookfuse/nn/initializers.hpp"
 
@@ -38,8 +39,8 @@ class Dense {
 
   /// The layer applied to an input expression [batch, In].
   template <Operand X>
-  auto operator()(X&& x) {
-    return add(matmul(std::forward<X>(x), kernel), bias);
+  HOOKFUSE_PER_ENTRY_INLINE auto operator()(X&& x) {
+    return add(matmul(static_cast<X&&>(x), kernel), bias);
   }
 
  private:
