@@ -2,7 +2,7 @@
 // Adam training (the fixture ckpt_tf1_saver_houseprices) restores into a hookfuse model with
 // Adam: every variable, both slots of each and the beta powers. Split from
 // test_optimizers_checkpoint.cpp: this model's ten fixed-shape float variables made that file
-// the slowest of the suite to compile (120 s of CPU with the sanitizer flags, 1 December).
+// the slowest of the suite to compile (120 s of CPU with the sanitizer flags, 2 December).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
