@@ -3,7 +3,8 @@
 // sparse softmax cross-entropy and accuracy, backward, the SGD update with gradients in buffers,
 // and the four hooks' work kept trivial (a step counter, stop at a step, a NaN check on the loss,
 // a log line with printf every 100 steps). One step on a static batch of 32 zero pixels.
-// Not a CMake target; bench/compile_time.sh compiles it (-c). It also links and runs:
+// -DHOOKFUSE_BENCH_FORWARD_ONLY leaves out the backward pass and the update (bench/README.md,
+// "Sixth cut"). Not a CMake target; bench/compile_time.sh compiles it (-c). It also links and runs:
 //   c++ -std=c++20 -O3 -DNDEBUG -isystem /usr/include/eigen3 bench/compile/hand_step.cpp
 #include <Eigen/Dense>
 #include <cmath>
@@ -46,6 +47,7 @@ struct Mlp {
       dz.row(i) /= s * static_cast<float>(batch);
       dz(i, y[i]) -= inv_b;
     }
+#ifndef HOOKFUSE_BENCH_FORWARD_ONLY  // graph_stages.cpp's stage 3 by hand: forward pass only
     dh.noalias() = dz * w2.transpose();
     dh = (h.array() > 0.f).select(dh, 0.f);
     gw2.noalias() = h.transpose() * dz;
@@ -56,6 +58,9 @@ struct Mlp {
     b1.noalias() -= lr * gb1;
     w2.noalias() -= lr * gw2;
     b2.noalias() -= lr * gb2;
+#else
+    (void)lr;
+#endif
     accuracy = hits * inv_b;
     return loss * inv_b;
   }
