@@ -202,10 +202,14 @@ struct FloatFormat {
         any_nonzero = true;
       }
     if (any_nonzero) {
-      // In the element type, as numpy divides two scalars of it; inf is fine.
-      const double ratio =
-          single ? static_cast<double>(static_cast<float>(max_v) / static_cast<float>(min_v))
-                 : max_v / min_v;
+      // In the element type, as numpy divides two scalars of it; inf is fine. The float
+      // quotient is stored in a float, so that it is rounded to float even where the compiler
+      // computes in excess precision (x87).
+      double ratio = max_v / min_v;
+      if (single) {  // max_v and min_v are floats widened: narrowing them back is exact
+        const float ratio32 = static_cast<float>(max_v) / static_cast<float>(min_v);
+        ratio = static_cast<double>(ratio32);
+      }
       exp_format =
           max_v >= max_fixed || (!options.suppress && (min_v < min_fixed || ratio > 1000.0));
     }
