@@ -185,11 +185,13 @@ HOOKFUSE_PER_ENTRY_INLINE constexpr auto operator*(A&& a, B&& b) {
   return multiply(static_cast<A&&>(a), static_cast<B&&>(b));
 }
 template <Operand A>
-HOOKFUSE_PER_ENTRY_INLINE constexpr auto operator*(A&& a, typename std::remove_cvref_t<A>::scalar s) {
+HOOKFUSE_PER_ENTRY_INLINE constexpr auto operator*(A&& a,
+                                                   typename std::remove_cvref_t<A>::scalar s) {
   return scale(static_cast<A&&>(a), s);
 }
 template <Operand A>
-HOOKFUSE_PER_ENTRY_INLINE constexpr auto operator*(typename std::remove_cvref_t<A>::scalar s, A&& a) {
+HOOKFUSE_PER_ENTRY_INLINE constexpr auto operator*(typename std::remove_cvref_t<A>::scalar s,
+                                                   A&& a) {
   return scale(static_cast<A&&>(a), s);
 }
 

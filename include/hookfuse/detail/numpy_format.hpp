@@ -174,15 +174,15 @@ inline constexpr int precision = 8;
 /// numpy's FloatingFormat (floatmode 'maxprec') fitted to the shown elements of a float32 or
 /// float64 array.
 struct FloatFormat {
-  bool single = false;
   bool exp_format = false;
   int pad_left = 0;
   int pad_right = 0;
   int precision = numpy_impl::precision;
   int exp_size = -1;
 
-  FloatFormat(const AxisView& rv, const AxisView& cv, const Elements& e, NumpyPrintOptions options)
-      : single(e.single()) {
+  FloatFormat(const AxisView& rv, const AxisView& cv, const Elements& e,
+              NumpyPrintOptions options) {
+    const bool single = e.single();
     bool any_finite = false, any_nonfinite = false, neg_inf = false;
     double max_v = 0, min_v = 0;  // magnitudes of the element type, exact in double
     bool any_nonzero = false;
@@ -251,8 +251,8 @@ struct FloatFormat {
       w.spaces(width() - static_cast<std::ptrdiff_t>(s.size()));
       return w.put(s);
     }
-    const Parts p = exp_format ? exact_scientific_of(x, single, precision)
-                               : positional_digits_of(x, single, precision);
+    const Parts p = exp_format ? exact_scientific_of(x, e.single(), precision)
+                               : positional_digits_of(x, e.single(), precision);
     w.spaces(pad_left - p.int_len);
     put_parts(w, p);
     w.put(".");
