@@ -9,6 +9,8 @@
 #include <charconv>
 #include <system_error>
 
+#include "hookfuse/config.hpp"
+
 namespace hookfuse::detail::numpy_impl {
 
 /// A number's text split as numpy splits it: integer part (with sign), fraction digits, and
@@ -23,13 +25,13 @@ struct Parts {
   int exp_len = 0;  // 0: positional
 };
 
-inline void copy(char* dst, int& len, int cap, const char* b, const char* e) {
+HOOKFUSE_COLD inline void copy(char* dst, int& len, int cap, const char* b, const char* e) {
   len = 0;
   for (; b < e && len < cap; ++b) dst[len++] = *b;
 }
 
 /// Splits to_chars' text ("-12.5", "1.25e-05", "3e+38").
-inline Parts split(const char* b, const char* e) {
+HOOKFUSE_COLD inline Parts split(const char* b, const char* e) {
   Parts p;
   const char* dot = b;
   while (dot < e && *dot != '.' && *dot != 'e') ++dot;
@@ -46,7 +48,7 @@ inline Parts split(const char* b, const char* e) {
 }
 
 /// Scientific parts ("d.ddd", exponent) as positional ones: "1.2345679e+08" -> "123456790".
-inline Parts to_positional(const Parts& sci) {
+HOOKFUSE_COLD inline Parts to_positional(const Parts& sci) {
   Parts p;
   int exp10 = 0;
   for (int k = 0; k < sci.exp_len; ++k) exp10 = exp10 * 10 + (sci.exp_digits[k] - '0');
@@ -74,7 +76,7 @@ inline Parts to_positional(const Parts& sci) {
 /// `precision` fraction digits with trailing zeros dropped. Finite x with |x| < 1e17 when
 /// positional (numpy prints larger ones in scientific notation).
 template <class T>
-Parts digits(T x, bool scientific, int precision) {
+HOOKFUSE_COLD Parts digits(T x, bool scientific, int precision) {
   char buf[64];
   auto r = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::scientific);
   Parts p = split(buf, r.ptr);
@@ -94,7 +96,7 @@ Parts digits(T x, bool scientific, int precision) {
 /// "99999992." in an array (its shortest digits, and str() of the scalar, say 99999990). Only
 /// values without fraction digits can differ (for a float32, those of 2^24 or more).
 template <class T>
-Parts positional_digits(T x, int precision) {
+HOOKFUSE_COLD Parts positional_digits(T x, int precision) {
   Parts p = digits(x, false, precision);
   if (p.frac_len == 0) {
     char buf[64];
@@ -108,7 +110,7 @@ Parts positional_digits(T x, int precision) {
 /// `precision` fraction digits (more digits of its exact value than the shortest ones, if need
 /// be: 0.6666667f prints 6.6666669e-01 at precision 8).
 template <class T>
-Parts exact_scientific(T x, int precision) {
+HOOKFUSE_COLD Parts exact_scientific(T x, int precision) {
   char buf[64];
   const auto r = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::scientific, precision);
   return split(buf, r.ptr);

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "hookfuse/config.hpp"
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/detail/numpy_digits.hpp"
 
@@ -71,7 +72,7 @@ struct Writer {
   }
 };
 
-inline void put_parts(Writer& w, const Parts& p) {
+HOOKFUSE_COLD inline void put_parts(Writer& w, const Parts& p) {
   w.put(std::string_view(p.int_part, static_cast<std::size_t>(p.int_len)));
 }
 
@@ -108,21 +109,21 @@ struct Elements {
 
 /// The digit functions of numpy_digits.hpp for x in its own type: float when `single` (x is
 /// then a float widened to double, so the narrowing is exact), double otherwise.
-inline Parts digits_of(double x, bool single, bool scientific, int precision) {
+HOOKFUSE_COLD inline Parts digits_of(double x, bool single, bool scientific, int precision) {
   return single ? digits(static_cast<float>(x), scientific, precision)
                 : digits(x, scientific, precision);
 }
-inline Parts positional_digits_of(double x, bool single, int precision) {
+HOOKFUSE_COLD inline Parts positional_digits_of(double x, bool single, int precision) {
   return single ? positional_digits(static_cast<float>(x), precision)
                 : positional_digits(x, precision);
 }
-inline Parts exact_scientific_of(double x, bool single, int precision) {
+HOOKFUSE_COLD inline Parts exact_scientific_of(double x, bool single, int precision) {
   return single ? exact_scientific(static_cast<float>(x), precision)
                 : exact_scientific(x, precision);
 }
 
 /// numpy's str() of a float scalar (np.float32 when `single`, else np.float64).
-inline void put_float_scalar(Writer& w, double x, bool single) {
+HOOKFUSE_COLD inline void put_float_scalar(Writer& w, double x, bool single) {
   if (std::isnan(x)) return w.put("nan");
   if (std::isinf(x)) return w.put(x < 0 ? "-inf" : "inf");
   const long double a = std::fabs(static_cast<long double>(x));
@@ -143,7 +144,7 @@ inline void put_float_scalar(Writer& w, double x, bool single) {
   }
 }
 
-inline int int_text(char (&buf)[24], std::int64_t v) {
+HOOKFUSE_COLD inline int int_text(char (&buf)[24], std::int64_t v) {
   char* out = buf;
   append_int(out, buf + sizeof buf, v);
   return static_cast<int>(out - buf);
@@ -180,8 +181,8 @@ struct FloatFormat {
   int precision = numpy_impl::precision;
   int exp_size = -1;
 
-  FloatFormat(const AxisView& rv, const AxisView& cv, const Elements& e,
-              NumpyPrintOptions options) {
+  HOOKFUSE_COLD FloatFormat(const AxisView& rv, const AxisView& cv, const Elements& e,
+                            NumpyPrintOptions options) {
     const bool single = e.single();
     bool any_finite = false, any_nonfinite = false, neg_inf = false;
     double max_v = 0, min_v = 0;  // magnitudes of the element type, exact in double
@@ -244,7 +245,7 @@ struct FloatFormat {
   int width() const { return pad_left + pad_right + 1; }
 
   /// Writes element (i, j) of `e`.
-  void put(Writer& w, const Elements& e, std::ptrdiff_t i, std::ptrdiff_t j) const {
+  HOOKFUSE_COLD void put(Writer& w, const Elements& e, std::ptrdiff_t i, std::ptrdiff_t j) const {
     const double x = e.real(i, j);
     if (!std::isfinite(x)) {
       const std::string_view s = std::isnan(x) ? "nan" : (x < 0 ? "-inf" : "inf");
@@ -271,7 +272,8 @@ struct FloatFormat {
 /// numpy's IntegerFormat: right-aligned to the widest of the shown min and max.
 struct IntFormat {
   int width = 0;
-  IntFormat(const AxisView& rv, const AxisView& cv, const Elements& e, NumpyPrintOptions) {
+  HOOKFUSE_COLD IntFormat(const AxisView& rv, const AxisView& cv, const Elements& e,
+                          NumpyPrintOptions) {
     for (std::ptrdiff_t i = 0; i < rv.count(); ++i)
       for (std::ptrdiff_t j = 0; j < cv.count(); ++j) {
         char buf[24];
@@ -280,7 +282,7 @@ struct IntFormat {
       }
   }
   /// Writes element (i, j) of `e`.
-  void put(Writer& w, const Elements& e, std::ptrdiff_t i, std::ptrdiff_t j) const {
+  HOOKFUSE_COLD void put(Writer& w, const Elements& e, std::ptrdiff_t i, std::ptrdiff_t j) const {
     char buf[24];
     const int n = int_text(buf, e.integer(i, j));
     w.spaces(width - n);
@@ -291,8 +293,8 @@ struct IntFormat {
 /// Writes a word of `len` columns with `write()`, first wrapping the line when it would pass
 /// `limit` and the cursor is past the hanging indent `hang`.
 template <class Write>
-void put_word(Writer& w, std::ptrdiff_t len, std::ptrdiff_t hang, std::ptrdiff_t limit,
-              Write write) {
+HOOKFUSE_COLD void put_word(Writer& w, std::ptrdiff_t len, std::ptrdiff_t hang,
+                            std::ptrdiff_t limit, Write write) {
   if (w.column() + len > limit && w.column() > hang) {
     w.newline();
     w.spaces(hang);
@@ -303,8 +305,8 @@ void put_word(Writer& w, std::ptrdiff_t len, std::ptrdiff_t hang, std::ptrdiff_t
 /// One row (numpy's last axis) at hanging indent `hang` within `width` columns; the caller has
 /// placed the cursor at column hang - 1.
 template <class Fmt>
-void put_row(Writer& w, const Fmt& fmt, const Elements& e, std::ptrdiff_t row, const AxisView& cv,
-             std::ptrdiff_t hang, std::ptrdiff_t width) {
+HOOKFUSE_COLD void put_row(Writer& w, const Fmt& fmt, const Elements& e, std::ptrdiff_t row,
+                           const AxisView& cv, std::ptrdiff_t hang, std::ptrdiff_t width) {
   const std::ptrdiff_t limit = width - 1;  // room for the "]" (or the separator)
   w.put("[");
   char probe_buf[64];
@@ -323,7 +325,8 @@ void put_row(Writer& w, const Fmt& fmt, const Elements& e, std::ptrdiff_t row, c
 }
 
 template <class Fmt>
-void put_array_as(Writer& w, const Shape& s, const Elements& e, NumpyPrintOptions options) {
+HOOKFUSE_COLD void put_array_as(Writer& w, const Shape& s, const Elements& e,
+                                NumpyPrintOptions options) {
   const bool summary = s.rows * s.cols > threshold;
   const AxisView rv{s.rows, summary && s.rows > 2 * edge_items};
   const AxisView cv{s.cols, summary && s.cols > 2 * edge_items};
@@ -345,7 +348,8 @@ void put_array_as(Writer& w, const Shape& s, const Elements& e, NumpyPrintOption
   w.put("]");
 }
 
-inline void put_array(Writer& w, const Shape& s, const Elements& e, NumpyPrintOptions options) {
+HOOKFUSE_COLD inline void put_array(Writer& w, const Shape& s, const Elements& e,
+                                    NumpyPrintOptions options) {
   if (s.rows * s.cols == 0) return w.put("[]");
   if (e.floating()) return put_array_as<FloatFormat>(w, s, e, options);
   put_array_as<IntFormat>(w, s, e, options);
@@ -357,9 +361,9 @@ inline void put_array(Writer& w, const Shape& s, const Elements& e, NumpyPrintOp
 /// `rank` 0 (a numpy scalar; rows = cols = 1), 1 (an array [cols]; rows = 1) or 2 ([rows,
 /// cols]); `options` as set by np.set_printoptions (numpy's defaults unless given). The text
 /// ends with a NUL; it is cut off where [out, end) is full.
-inline void append_numpy_str(char*& out, char* end, int rank, std::ptrdiff_t rows,
-                             std::ptrdiff_t cols, const numpy_impl::Elements& e,
-                             NumpyPrintOptions options = {}) {
+HOOKFUSE_COLD inline void append_numpy_str(char*& out, char* end, int rank, std::ptrdiff_t rows,
+                                           std::ptrdiff_t cols, const numpy_impl::Elements& e,
+                                           NumpyPrintOptions options = {}) {
   if (out >= end) return;
   numpy_impl::Writer w{out, end, out};
   *out = '\0';

@@ -52,8 +52,8 @@ inline int numpy_rank(const TensorValue& t) {
 /// under np.set_printoptions(suppress=True) when `suppress` is true, as TensorFlow's
 /// LoggingTensorHook logs it. HOOKFUSE_EMBEDDED builds print printf's %g instead, whatever
 /// `suppress` (docs/embedded.md).
-inline void append_tensor(char*& out, char* end, const TensorValue& t, int rank,
-                          bool suppress = false) {
+HOOKFUSE_COLD inline void append_tensor(char*& out, char* end, const TensorValue& t, int rank,
+                                        bool suppress = false) {
   if (t.data == nullptr) return append_text(out, end, "None");
 #ifndef HOOKFUSE_EMBEDDED
   using Kind = numpy_impl::Elements::Kind;
@@ -85,7 +85,7 @@ inline void append_tensor(char*& out, char* end, const TensorValue& t, int rank,
   text(rank == 2 ? "]]" : "]");
 #endif
 }
-inline void append_tensor(char*& out, char* end, const TensorValue& t) {
+HOOKFUSE_COLD inline void append_tensor(char*& out, char* end, const TensorValue& t) {
   append_tensor(out, end, t, numpy_rank(t));
 }
 }  // namespace detail
@@ -164,7 +164,7 @@ class BasicLoggingTensorHook {
   L& logger() { return logger_; }
 
  private:
-  void log_tensors(const SessionRunValues<Names...>& values) {
+  HOOKFUSE_COLD void log_tensors(const SessionRunValues<Names...>& values) {
     std::optional<double> elapsed = std::nullopt;
     if (timer_) elapsed = timer_->update_last_triggered_step(iter_count_).secs;
     if constexpr (!std::is_same_v<F, DefaultTensorFormatter>) {
