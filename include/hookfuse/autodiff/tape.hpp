@@ -173,25 +173,38 @@ HOOKFUSE_PER_ENTRY_INLINE inline bool same_expr(const E& a, const E& b) {
   }
 }
 
+/// What a name met twice names, for fail_name_taken's message.
+enum class NamedKind { variable, placeholder, tensor };
+
+/// Reports that `name` names two different objects of `kind` in one model (a ValueError). Not a
+/// template: check_same_name's instantiations, one per named expression type, share it.
+[[noreturn]] HOOKFUSE_COLD inline void fail_name_taken(NamedKind kind, std::string_view name) {
+  ErrorMessage msg;
+  if (kind == NamedKind::variable)
+    msg << "Variable " << name
+        << " already exists, disallowed: two different Variable objects are named '" << name
+        << "' in one model (use one object, or give the other its own name)";
+  else if (kind == NamedKind::placeholder)
+    msg << "Placeholder " << name
+        << " already exists, disallowed: two placeholders of different widths are named '" << name
+        << "' in one model";
+  else
+    msg << "Tensor " << name << " already exists, disallowed: two different tensors are named '"
+        << name << "' in one model (give each its own name)";
+  fail<ValueError>(msg.str());
+}
+
 /// A name met again on an expression `e` of the type that first carried it (`first`): reports
 /// a ValueError naming it when the two are different tensors.
 template <class E>
 void check_same_name(const E& first, const E& e) {
   if (same_expr(first, e)) return;
-  ErrorMessage msg;
   if constexpr (requires { typename E::variable_type; })
-    msg << "Variable " << E::name.view()
-        << " already exists, disallowed: two different Variable objects are named '"
-        << E::name.view() << "' in one model (use one object, or give the other its own name)";
+    fail_name_taken(NamedKind::variable, E::name.view());
   else if constexpr (requires { typename E::placeholder_type; })
-    msg << "Placeholder " << E::name.view()
-        << " already exists, disallowed: two placeholders of different widths are named '"
-        << E::name.view() << "' in one model";
+    fail_name_taken(NamedKind::placeholder, E::name.view());
   else
-    msg << "Tensor " << E::name.view()
-        << " already exists, disallowed: two different tensors are named '" << E::name.view()
-        << "' in one model (give each its own name)";
-  fail<ValueError>(msg.str());
+    fail_name_taken(NamedKind::tensor, E::name.view());
 }
 
 template <class Entries, class Names>
