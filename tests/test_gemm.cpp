@@ -117,18 +117,21 @@ TEST_CASE("gemm_add: every path, both operands transposed or not, against a trip
 }
 
 TEST_CASE(
-    "gemm_add: a tiny product accumulates into dst and leaves the rest of a strided "
-    "destination alone",
+    "gemm_add: a tiny product on strided views accumulates into dst and leaves the rest "
+    "of each buffer alone",
     "[autodiff][gemm]") {
-  // dst is the top-left [2, 3] block of a [4, 5] row-major buffer (outer stride 5), as a view
-  // of part of a larger buffer; lhs [2, 2] and rhs [2, 3]: sum 7, the tiny products' loop.
+  // Each matrix is the top-left block of a larger row-major buffer, as a view of part of a
+  // buffer: dst [2, 3] in [4, 5] (outer stride 5), lhs [2, 2] in [2, 3] (outer stride 3), rhs
+  // [2, 3] in [2, 4] (outer stride 4). Sizes sum to 7: the tiny products' loop.
   float buffer[4 * 5];
   for (int k = 0; k < 20; ++k) buffer[k] = static_cast<float>(100 + k);
-  const float lhs[4] = {1, 2, 3, 4};         // [[1, 2], [3, 4]]
-  const float rhs[6] = {1, 0, -1, 2, 1, 0};  // [[1, 0, -1], [2, 1, 0]]
+  const float lhs[2 * 3] = {1, 2, 99, 3, 4, 99};         // [[1, 2], [3, 4]], padding 99
+  const float rhs[2 * 4] = {1, 0, -1, 99, 2, 1, 0, 99};  // [[1, 0, -1], [2, 1, 0]]
   using RM = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  Eigen::Map<RM, Eigen::Unaligned, Eigen::OuterStride<>> dst(buffer, 2, 3, Eigen::OuterStride<>(5));
-  Eigen::Map<const RM> a(lhs, 2, 2), b(rhs, 2, 3);
+  using View = Eigen::Map<RM, Eigen::Unaligned, Eigen::OuterStride<>>;
+  using ConstView = Eigen::Map<const RM, Eigen::Unaligned, Eigen::OuterStride<>>;
+  View dst(buffer, 2, 3, Eigen::OuterStride<>(5));
+  ConstView a(lhs, 2, 2, Eigen::OuterStride<>(3)), b(rhs, 2, 3, Eigen::OuterStride<>(4));
   hookfuse::detail::GemmWorkspace<float, Eigen::RowMajor> ws;
   hookfuse::detail::gemm_add(dst, a, b, 2.0f, ws);
   // lhs * rhs = [[5, 2, -1], [11, 4, -3]], times 2, added to 100..102 and 105..107.
@@ -138,4 +141,13 @@ TEST_CASE(
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 5; ++j)
       if (i >= 2 || j >= 3) CHECK(buffer[i * 5 + j] == static_cast<float>(100 + i * 5 + j));
+
+  // The same product with lhs given as the transpose of a strided view: lhs_t stores
+  // [[1, 3], [2, 4]] (outer stride 3), whose transpose is lhs.
+  for (int k = 0; k < 20; ++k) buffer[k] = static_cast<float>(100 + k);
+  const float lhs_t[2 * 3] = {1, 3, 99, 2, 4, 99};
+  ConstView at(lhs_t, 2, 2, Eigen::OuterStride<>(3));
+  hookfuse::detail::gemm_add(dst, at.transpose(), b, 2.0f, ws);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j) CHECK(buffer[i * 5 + j] == want[i][j]);
 }

@@ -95,7 +95,8 @@ auto dynamic_view(XRef&& x) {
 /// EIGEN_GEMM_TO_COEFFBASED_THRESHOLD, 20) that Eigen's own dispatch hands to its lazy,
 /// coefficient-based product: each coefficient is the dot product over the depth, summed in
 /// order, then scaled by alpha. A loop over the operands' data and strides (a Map or the
-/// transpose of one): it computes what the lazy product computes, and compiles to a small
+/// transpose of one). It computes the same product as the lazy product, which vectorises and may
+/// use FMA, so a coefficient's last bits can differ from what it gave; it compiles to a small
 /// fraction of the lazy product's expression templates (0.2 s at -O0 and 0.3 s at -O3 of the
 /// Fashion-MNIST session; bench/README.md, "Seventh cut"). No product in bench/ is this small.
 template <class Dst, class Lhs, class Rhs>
@@ -176,8 +177,9 @@ void gemm_add_dynamic(Dst& dst, const Lhs& a_lhs, const Rhs& a_rhs, typename Dst
 }
 
 /// dst += alpha * lhs * rhs, for dense Eigen operands with direct access (Map, Matrix, their
-/// transposes). Small and vector-shaped products take Eigen's lazy or GEMV paths, which use at
-/// most a few KiB of stack; the rest use the preallocated workspace.
+/// transposes). Tiny products take a plain loop (small_gemm_add; Eigen's lazy product when every
+/// size is fixed at compile time), vector-shaped ones Eigen's GEMV, which use at most a few KiB
+/// of stack; the rest use the preallocated workspace.
 template <class Dst, class Lhs, class Rhs, class Workspace>
 void gemm_add(Dst& dst, const Lhs& a_lhs, const Rhs& a_rhs, typename Dst::Scalar alpha,
               Workspace& ws) {
