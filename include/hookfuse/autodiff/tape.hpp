@@ -199,12 +199,10 @@ enum class NamedKind { variable, placeholder, tensor };
 template <class E>
 void check_same_name(const E& first, const E& e) {
   if (same_expr(first, e)) return;
-  if constexpr (requires { typename E::variable_type; })
-    fail_name_taken(NamedKind::variable, E::name.view());
-  else if constexpr (requires { typename E::placeholder_type; })
-    fail_name_taken(NamedKind::placeholder, E::name.view());
-  else
-    fail_name_taken(NamedKind::tensor, E::name.view());
+  constexpr NamedKind kind = requires { typename E::variable_type; }      ? NamedKind::variable
+                             : requires { typename E::placeholder_type; } ? NamedKind::placeholder
+                                                                          : NamedKind::tensor;
+  fail_name_taken(kind, E::name.view());
 }
 
 template <class Entries, class Names>
