@@ -156,12 +156,11 @@ bool same_op(const Op& a, const Op& b) {
 /// True when two expressions of one type are the same tensor: the same Variable objects,
 /// placeholders of the same widths, the same ops with the same constants.
 template <class E>
-HOOKFUSE_PER_ENTRY_INLINE inline bool same_expr(const E& a, const E& b) {
+inline bool same_expr(const E& a, const E& b) {
   if constexpr (requires { typename E::summarized_type; }) {
     return same_expr(a.tensor, b.tensor);  // a summary declaration: its tensor
   } else if constexpr (requires { typename E::op_type; }) {
-    return same_op(a.op, b.op) && [&]<std::size_t... K>(std::index_sequence<K...>)
-                                      HOOKFUSE_PER_ENTRY_INLINE {
+    return same_op(a.op, b.op) && [&]<std::size_t... K>(std::index_sequence<K...>) {
       return (same_expr(get<K>(a.children), get<K>(b.children)) && ... && true);
     }(std::make_index_sequence<std::tuple_size_v<decltype(a.children)>>{});
   } else if constexpr (requires { typename E::variable_type; }) {
@@ -350,13 +349,15 @@ struct TapeWalk {
 };
 
 /// Walks `e` (entries and names as flatten); returns its position. Throws ValueError when a
-/// name met again names another tensor (check_same_name).
+/// name met again names another tensor (check_same_name). Not force-inlined at -O0
+/// (HOOKFUSE_PER_ENTRY_INLINE), nor is same_expr: each node's copy would hold its whole subtree,
+/// and a 32-layer model compiled 3 s slower (bench/README.md, "Eighth cut").
 template <class E>
-HOOKFUSE_PER_ENTRY_INLINE inline std::size_t walk_tape(const E& e, TapeWalk& walk) {
+inline std::size_t walk_tape(const E& e, TapeWalk& walk) {
   if constexpr (requires { typename E::summarized_type; }) {
     return walk_tape(e.tensor, walk);
   } else if constexpr (requires { typename E::op_type; }) {
-    [&]<std::size_t... K>(std::index_sequence<K...>) HOOKFUSE_PER_ENTRY_INLINE {
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
       (walk_tape(get<K>(e.children), walk), ...);
     }(std::make_index_sequence<std::tuple_size_v<decltype(e.children)>>{});
     return walk.add(&e.op);
