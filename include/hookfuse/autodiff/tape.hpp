@@ -211,23 +211,29 @@ struct Tape {
   Entries entries;
 };
 
-template <class Entries, class... Ns, class E>
-constexpr auto append(Tape<Entries, NameList<Ns...>> tape, E entry) {
-  using List = EntryCons<Entries, E>;
-  return Tape<List, NameList<Ns...>>{List{std::move(tape.entries), std::move(entry)}};
-}
+template <class T, class E>
+struct append_entry;
+template <class Entries, class Names, class E>
+struct append_entry<Tape<Entries, Names>, E> {
+  using type = Tape<EntryCons<Entries, E>, Names>;
+};
 
-template <class... Es>
-constexpr auto entries_to_tuple(EntryNil, Es&&... es) {
-  return make_flat_tuple(std::index_sequence_for<Es...>{}, std::move(es)...);
-}
+template <class T, fixed_string Name, std::size_t I, class E>
+struct add_name;
+template <class Entries, class... Ns, fixed_string Name, std::size_t I, class E>
+struct add_name<Tape<Entries, NameList<Ns...>>, Name, I, E> {
+  using type = Tape<Entries, NameList<Ns..., NameEntry<Name, I, E>>>;
+};
+
+/// The FlatTuple of a finished cons list's entries, first entry first.
+template <class List, class... Es>
+struct entries_to_tuple {
+  using type = FlatTuple<Es...>;
+};
 template <class Prev, class E, class... Es>
-constexpr auto entries_to_tuple(EntryCons<Prev, E>&& list, Es&&... es) {
-  return entries_to_tuple(std::move(list.prev), std::move(list.last), std::move(es)...);
-}
+struct entries_to_tuple<EntryCons<Prev, E>, Es...> : entries_to_tuple<Prev, E, Es...> {};
 
-/// What flatten returns: the new tape and the position of the flattened expression on it (an
-/// index_c), or for flatten_children the children's positions (an index_sequence). A plain
+/// What bind_tape returns: the bound tape and the loss's position on it (an index_c). A plain
 /// aggregate: std::pair's constrained constructors cost more to instantiate than the rest.
 template <class T, class Index>
 struct TapeAnd {
@@ -235,88 +241,111 @@ struct TapeAnd {
   Index index;
 };
 
-template <fixed_string Name, std::size_t I, class E, class Entries, class... Ns>
-constexpr auto add_name(Tape<Entries, NameList<Ns...>> tape) {
-  return Tape<Entries, NameList<Ns..., NameEntry<Name, I, E>>>{std::move(tape.entries)};
-}
-
 template <std::size_t I>
 using index_c = std::integral_constant<std::size_t, I>;
 
 template <class T>
 inline constexpr std::size_t size_of_tape = T::entries_type::size;
 
+/// What flatten does with an expression E on a tape T.
+enum class FlatKind { summary, op, seen, variable, placeholder, named };
 template <class T, class E>
-constexpr auto flatten(T tape, const E& e);
-
-template <std::size_t K, class T, class Children, std::size_t... Done>
-constexpr auto flatten_children(T tape, const Children& children, std::index_sequence<Done...>) {
-  if constexpr (K == std::tuple_size_v<Children>) {
-    return TapeAnd<T, std::index_sequence<Done...>>{std::move(tape), {}};
-  } else {
-    auto [next, idx] = flatten(std::move(tape), get<K>(children));
-    return flatten_children<K + 1>(std::move(next), children,
-                                   std::index_sequence<Done..., decltype(idx)::value>{});
-  }
+constexpr FlatKind flat_kind() {
+  if constexpr (requires { typename E::summarized_type; }) return FlatKind::summary;
+  else if constexpr (requires { typename E::op_type; }) return FlatKind::op;
+  else if constexpr (find_name<E::name>(typename T::names_type{}) != npos) return FlatKind::seen;
+  else if constexpr (requires { typename E::variable_type; }) return FlatKind::variable;
+  else if constexpr (requires { typename E::placeholder_type; }) return FlatKind::placeholder;
+  else return FlatKind::named;
 }
 
-template <class Op, class S, Dims D, bool RG, class T, std::size_t... Cs>
-constexpr auto append_op(T tape, const Op& op, std::index_sequence<Cs...>) {
-  return append(std::move(tape), OpEntry<Op, S, D, RG, Cs...>{op});
-}
+/// flatten<T, E>: the tape T with E and everything below it added (`tape`, a type), and E's
+/// position on it (`index`). Class templates, not functions with deduced return types: the
+/// compiler instantiates one small class per node and reuses it, where a function per node (its
+/// body, its structured bindings, its return type) cost several times more, and more with depth
+/// (bench/README.md, "Ninth cut").
+template <class T, class E, FlatKind K = flat_kind<T, E>()>
+struct flatten;
 
-/// The name of `e` (a Variable, Placeholder or Named) is already on the tape at `found`: fails to
-/// compile when it came with another type (check_unique_name) and returns the tape as is
-/// (bind_tape checks, once the entries exist, that it names the same object).
-template <std::size_t Found, class T, class E>
-constexpr auto reuse_name(T tape, const E&) {
-  using First = typename named_type<E::name, typename T::names_type>::type;
-  constexpr bool same_type = check_unique_name<E::name, First, E>();
-  static_assert(same_type);
-  return TapeAnd<T, index_c<Found>>{std::move(tape), {}};
-}
-
-/// Adds `e` and everything below it to the tape; returns the new tape and e's position. Only
-/// evaluated for its type (flat_result): bind_tape writes the entries' values where they belong.
-template <class T, class E>
-constexpr auto flatten(T tape, const E& e) {
-  using Names = typename T::names_type;
-  constexpr std::size_t n = size_of_tape<T>;
-  if constexpr (requires { typename E::summarized_type; }) {
-    // A summary declaration (summary::scalar<"loss">(t), autodiff/summary.hpp) is its tensor.
-    return flatten(std::move(tape), e.tensor);
-  } else if constexpr (requires { typename E::op_type; }) {
-    auto [t2, idx] = flatten_children<0>(std::move(tape), e.children, std::index_sequence<>{});
-    constexpr std::size_t m = size_of_tape<decltype(t2)>;
-    auto t3 = append_op<typename E::op_type, typename E::scalar, E::dims, E::requires_grad>(
-        std::move(t2), e.op, idx);
-    return TapeAnd<decltype(t3), index_c<m>>{std::move(t3), {}};
-  } else if constexpr (constexpr std::size_t found = find_name<E::name>(Names{});
-                       found != npos) {
-    return reuse_name<found>(std::move(tape), e);
-  } else if constexpr (requires { typename E::variable_type; }) {
-    auto t2 = append(std::move(tape), VarEntry<typename E::variable_type>{e.var});
-    auto t3 = add_name<E::name, n, E>(std::move(t2));
-    return TapeAnd<decltype(t3), index_c<n>>{std::move(t3), {}};
-  } else if constexpr (requires { typename E::placeholder_type; }) {
-    auto t2 = append(std::move(tape), InputEntry<typename E::placeholder_type>{e.placeholder});
-    auto t3 = add_name<E::name, n, E>(std::move(t2));
-    return TapeAnd<decltype(t3), index_c<n>>{std::move(t3), {}};
-  } else {
-    // Named<Name, X>: the name refers to X's entry.
-    auto [t2, idx] = flatten(std::move(tape), e.expr);
-    auto t3 = add_name<E::name, decltype(idx)::value, E>(std::move(t2));
-    return TapeAnd<decltype(t3), decltype(idx)>{std::move(t3), idx};
-  }
-}
-
-/// The tape and position flatten(T, E) gives, as types: `tape_type` and `index` (constexpr).
-template <class T, class E>
-struct flat_result {
-  using result = decltype(flatten(std::declval<T>(), std::declval<const E&>()));
-  using tape_type = decltype(std::declval<result>().tape);
-  static constexpr std::size_t index = decltype(std::declval<result>().index)::value;
+/// The children Cs of an op added in order to T: the tape after them (`tape`) and their
+/// positions (`positions`, an index_sequence).
+template <class T, class Done, class... Cs>
+struct flatten_children {
+  using tape = T;
+  using positions = Done;
 };
+template <class T, std::size_t... D, class C, class... Cs>
+struct flatten_children<T, std::index_sequence<D...>, C, Cs...>
+    : flatten_children<typename flatten<T, C>::tape,
+                       std::index_sequence<D..., flatten<T, C>::index>, Cs...> {};
+
+template <class E, class Positions>
+struct op_entry;
+template <class E, std::size_t... Cs>
+struct op_entry<E, std::index_sequence<Cs...>> {
+  using type = OpEntry<typename E::op_type, typename E::scalar, E::dims, E::requires_grad, Cs...>;
+};
+
+template <class T, class E, class Children = decltype(E::children)>
+struct flatten_op;
+template <class T, class E, class Seq, class... Cs>
+struct flatten_op<T, E, FlatTupleImpl<Seq, Cs...>> {
+  using children = flatten_children<T, std::index_sequence<>, Cs...>;
+  static constexpr std::size_t index = size_of_tape<typename children::tape>;
+  using tape = typename append_entry<typename children::tape,
+                                     typename op_entry<E, typename children::positions>::type>::type;
+};
+
+// A summary declaration (summary::scalar<"loss">(t), autodiff/summary.hpp) is its tensor.
+template <class T, class E>
+struct flatten<T, E, FlatKind::summary>
+    : flatten<T, std::remove_cvref_t<typename E::summarized_type>> {};
+
+template <class T, class E>
+struct flatten<T, E, FlatKind::op> : flatten_op<T, E> {};
+
+/// The name of `E` (a Variable, Placeholder or Named) is already on the tape: fails to compile
+/// when it came with another type (check_unique_name); the tape stays as it is (bind_tape checks,
+/// once the entries exist, that it names the same object).
+template <class T, class E>
+struct flatten<T, E, FlatKind::seen> {
+  static_assert(check_unique_name<E::name,
+                                  typename named_type<E::name, typename T::names_type>::type, E>());
+  using tape = T;
+  static constexpr std::size_t index = find_name<E::name>(typename T::names_type{});
+};
+
+template <class T, class E>
+struct flatten<T, E, FlatKind::variable> {
+  static constexpr std::size_t index = size_of_tape<T>;
+  using tape = typename add_name<
+      typename append_entry<T, VarEntry<typename E::variable_type>>::type, E::name, index,
+      E>::type;
+};
+
+template <class T, class E>
+struct flatten<T, E, FlatKind::placeholder> {
+  static constexpr std::size_t index = size_of_tape<T>;
+  using tape = typename add_name<
+      typename append_entry<T, InputEntry<typename E::placeholder_type>>::type, E::name, index,
+      E>::type;
+};
+
+/// Named<Name, X>: the name refers to X's entry.
+template <class T, class E>
+struct flatten<T, E, FlatKind::named> {
+  using inner = flatten<T, std::remove_cvref_t<decltype(E::expr)>>;
+  static constexpr std::size_t index = inner::index;
+  using tape = typename add_name<typename inner::tape, E::name, index, E>::type;
+};
+
+/// The tape of the expressions Es, flattened one after the other onto T.
+template <class T, class... Es>
+struct flatten_all {
+  using tape = T;
+};
+template <class T, class E, class... Es>
+struct flatten_all<T, E, Es...> : flatten_all<typename flatten<T, E>::tape, Es...> {};
 
 /// A name met by bind_tape's walk: the entry it names and the expression that first carried it.
 struct SeenName {
@@ -377,17 +406,6 @@ inline std::size_t walk_tape(const E& e, TapeWalk& walk) {
   }
 }
 
-template <class T>
-constexpr auto flatten_all_types(T tape) {
-  return tape;
-}
-template <class T, class F, class... Rest>
-constexpr auto flatten_all_types(T tape, const F& f, const Rest&... rest) {
-  auto [next, idx] = flatten(std::move(tape), f);
-  (void)idx;
-  return flatten_all_types(std::move(next), rest...);
-}
-
 template <std::size_t... I, class... Es>
 constexpr auto build_entries(std::type_identity<FlatTupleImpl<std::index_sequence<I...>, Es...>>,
                              const void* const* payloads) {
@@ -402,17 +420,15 @@ constexpr auto build_entries(std::type_identity<FlatTupleImpl<std::index_sequenc
 template <class L, class... Fs>
 auto bind_tape(const L& loss, const Fs&... fetches) {
   using Start = Tape<EntryNil, NameList<>>;
-  using Listed =
-      decltype(flatten_all_types(std::declval<Start>(), std::declval<const L&>(),
-                                 std::declval<const Fs&>()...));
-  using Entries = decltype(entries_to_tuple(std::declval<typename Listed::entries_type>()));
+  using Listed = typename flatten_all<Start, L, Fs...>::tape;
+  using Entries = typename entries_to_tuple<typename Listed::entries_type>::type;
   using Final = Tape<Entries, typename bound_names<typename Listed::names_type>::type>;
   std::array<const void*, Listed::entries_type::size> payloads{};
   std::array<SeenName, name_count<typename Listed::names_type>> names{};
   TapeWalk walk{payloads.data(), names.data()};
   walk_tape(loss, walk);
   (walk_tape(fetches, walk), ...);
-  return TapeAnd<Final, index_c<flat_result<Start, L>::index>>{
+  return TapeAnd<Final, index_c<flatten<Start, L>::index>>{
       Final{build_entries(std::type_identity<Entries>{}, payloads.data())}, {}};
 }
 
