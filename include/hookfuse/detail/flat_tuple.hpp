@@ -44,6 +44,12 @@ HOOKFUSE_PER_ENTRY_INLINE constexpr const T& get(const FlatLeaf<I, T>& leaf) noe
 }
 
 /// f(element 0, element 1, ...), as std::apply.
+/// The type of leaf I, found as get<I> finds the leaf (deduction against the bases); never
+/// called. std::tuple<Ts...>'s tuple_element walks the pack one type at a time (GCC 12's
+/// libstdc++), which made a lookup per tape entry grow with the square of the tape.
+template <std::size_t I, class T>
+std::type_identity<T> flat_leaf_type(const FlatLeaf<I, T>&);
+
 template <class F, std::size_t... I, class... Ts>
 constexpr decltype(auto) flat_apply(F&& f, FlatTupleImpl<std::index_sequence<I...>, Ts...>& t) {
   return std::forward<F>(f)(static_cast<FlatLeaf<I, Ts>&>(t).value...);
@@ -64,5 +70,6 @@ struct std::tuple_size<hookfuse::detail::FlatTupleImpl<Seq, Ts...>>
     : std::integral_constant<std::size_t, sizeof...(Ts)> {};
 template <std::size_t I, class Seq, class... Ts>
 struct std::tuple_element<I, hookfuse::detail::FlatTupleImpl<Seq, Ts...>> {
-  using type = std::tuple_element_t<I, std::tuple<Ts...>>;
+  using type = typename decltype(hookfuse::detail::flat_leaf_type<I>(
+      std::declval<const hookfuse::detail::FlatTupleImpl<Seq, Ts...>&>()))::type;
 };
