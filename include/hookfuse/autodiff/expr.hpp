@@ -42,6 +42,12 @@ struct VarRef {
   static constexpr bool requires_grad = true;
   static constexpr auto name = V::name;
   V* var;
+
+  constexpr VarRef(V* v) noexcept : var(v) {}
+  /// A Variable passed to a model-building function (make_node's operands): the node refers to
+  /// it, so it must be an lvalue that outlives the bound graph.
+  constexpr VarRef(V& v) noexcept : var(&v) {}
+  VarRef(V&&) = delete;  // pass Variables by lvalue; the graph refers to them
 };
 
 /// A placeholder inside an expression.
@@ -54,6 +60,8 @@ struct Input {
   static constexpr bool requires_grad = false;
   static constexpr auto name = P::name;
   P placeholder;
+
+  constexpr Input(const P& p) noexcept : placeholder(p) {}
 };
 
 /// An operation applied to children. `Op` supplies the compile-time dims, the runtime shape rule
@@ -117,8 +125,24 @@ HOOKFUSE_PER_ENTRY_INLINE constexpr auto as_expr(T&& t) {
   }
 }
 
+/// The expression type as_expr makes of a T. Worked out by class templates, not as
+/// decltype(as_expr(...)): naming as_expr<T> makes the compiler give it a symbol, which spells
+/// T's whole subtree, for every node of the model.
+template <class U, bool Variable = detail::is_variable<U>::value,
+          bool Placeholder = detail::is_placeholder<U>::value>
+struct expr_of {
+  using type = U;
+};
+template <class U>
+struct expr_of<U, true, false> {
+  using type = VarRef<U>;
+};
+template <class U>
+struct expr_of<U, false, true> {
+  using type = Input<U>;
+};
 template <class T>
-using expr_t = decltype(as_expr(std::declval<T>()));
+using expr_t = typename expr_of<std::remove_cvref_t<T>>::type;
 
 /// Names a tensor: `named<"logits">(dense(x))`. Hooks fetch it by that name.
 template <fixed_string Name, Operand E>
@@ -129,7 +153,14 @@ HOOKFUSE_PER_ENTRY_INLINE constexpr auto named(E&& e) {
 
 template <class Op, Operand... Ts>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto make_node(Op op, Ts&&... ts) {
-  return Node<Op, expr_t<Ts>...>{op, {as_expr(static_cast<Ts&&>(ts))...}};
+  // Each operand initialises its element directly (an expression is copied, a Variable or a
+  // Placeholder converted by VarRef's or Input's constructor): a call to as_expr per operand
+  // would be one more function per node, whose symbol spells the operand's whole subtree.
+  static_assert(((!detail::is_variable<std::remove_cvref_t<Ts>>::value ||
+                  std::is_lvalue_reference_v<Ts>) &&
+                 ...),
+                "hookfuse: pass Variables by lvalue; the graph refers to them");
+  return Node<Op, expr_t<Ts>...>{op, {static_cast<Ts&&>(ts)...}};
 }
 
 }  // namespace hookfuse

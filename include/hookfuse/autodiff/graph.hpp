@@ -381,7 +381,7 @@ class Graph {
     }(detail::position_sequence<placeholders>{});
     using ops = detail::position_list<entries_type, detail::EntryKind::op, size - 1>;
     [this]<std::size_t... P>(std::index_sequence<P...>) {
-      (detail::reserve_op<op_t<P>, op_arity<P>>(
+      (detail::reserve_op<op_t<P>, op_arity<P>::value>(
            detail::get<P>(kernels_), detail::get<P>(slots_), capacity_, P, names_[P],
            detail::get<operands_[P][0]>(slots_), detail::get<operands_[P][1]>(slots_),
            detail::get<operands_[P][2]>(slots_)),
@@ -394,7 +394,7 @@ class Graph {
 
   /// Position of a named tensor on the tape, or detail::npos.
   template <fixed_string Name>
-  static constexpr std::size_t index_of = detail::find_name<Name>(names_type{});
+  static constexpr std::size_t index_of = detail::name_index<Name, names_type>::value;
   template <fixed_string Name>
   static constexpr bool has = index_of<Name> != detail::npos;
   /// Compile-time dims of a named tensor (Name must exist).
@@ -559,7 +559,7 @@ class Graph {
     computed_.fill(false);
     using ops = detail::position_list<entries_type, detail::EntryKind::op, Loss>;
     [this]<std::size_t... P>(std::index_sequence<P...>) {
-      (detail::forward_op<op_t<P>, op_arity<P>>(
+      (detail::forward_op<op_t<P>, op_arity<P>::value>(
            detail::get<P>(kernels_), detail::get<P>(slots_), detail::get<operands_[P][0]>(slots_),
            detail::get<operands_[P][1]>(slots_), detail::get<operands_[P][2]>(slots_)),
        ...);
@@ -642,7 +642,7 @@ class Graph {
       using ops = detail::position_list<entries_type, detail::EntryKind::reached_op, i>;
       [this]<std::size_t... P>(std::index_sequence<P...>) {
         ((computed_[P] ||
-          (detail::forward_op<op_t<P>, op_arity<P>>(
+          (detail::forward_op<op_t<P>, op_arity<P>::value>(
                detail::get<P>(kernels_), detail::get<P>(slots_),
                detail::get<operands_[P][0]>(slots_), detail::get<operands_[P][1]>(slots_),
                detail::get<operands_[P][2]>(slots_)),
@@ -765,8 +765,11 @@ class Graph {
   /// The op of tape entry I, and its operand count.
   template <std::size_t I>
   using op_t = typename std::tuple_element_t<I, entries_type>::op_type;
+  /// (A type, not a static member variable: a member variable of the Graph is a symbol that
+  /// spells the Graph's whole tape, one per entry, and the compiler names each of them.)
   template <std::size_t I>
-  static constexpr std::size_t op_arity = std::tuple_element_t<I, entries_type>::children.size();
+  using op_arity = std::integral_constant<std::size_t,
+                                          std::tuple_element_t<I, entries_type>::children.size()>;
   /// Each entry's operands (detail::operand_triples) and name (for bind's messages).
   static constexpr auto operands_ = detail::operand_triples<entries_type>;
   static constexpr auto names_ = detail::position_names<names_type, size>;

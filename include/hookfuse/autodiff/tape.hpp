@@ -92,12 +92,19 @@ struct bound_names<NameList<Ns...>> {
   using type = NameList<NameEntry<Ns::name, Ns::index, void>...>;
 };
 
+/// name_index<Name, List>::value: the position of the entry `Name` refers to, npos when the name
+/// is not on the list (names are unique on a list, so the sum has at most one term). A class,
+/// not a constexpr function: the compiler gives every function it calls, even only to evaluate a
+/// constant, a symbol, and this one's would spell the list (the types of the named expressions so
+/// far); naming them all grew faster than the square of the model's depth.
+template <fixed_string Name, class List>
+struct name_index;
 template <fixed_string Name, class... Ns>
-constexpr std::size_t find_name(NameList<Ns...>) {
-  std::size_t found = npos;
-  (void)((Ns::name == Name ? (found = Ns::index, true) : false) || ...);
-  return found;
-}
+struct name_index<Name, NameList<Ns...>>
+    : std::integral_constant<std::size_t,
+                             ((Ns::name == Name ? Ns::index + 1 : std::size_t{0}) + ... +
+                              std::size_t{0}) - 1> {};
+static_assert(npos == std::size_t{0} - 1);
 
 /// The expression type that first carried `Name` (the name must be on the list).
 template <fixed_string Name, class List>
@@ -129,11 +136,11 @@ constexpr bool check_unique_name() {
 // step, which instantiated a tuple of every length on the way and so grew quadratically with
 // the number of entries. bind_tape turns the finished list's type into one FlatTuple.
 struct EntryNil {
-  static constexpr std::size_t size = 0;
+  enum : std::size_t { size = 0 };
 };
 template <class Prev, class E>
 struct EntryCons {
-  static constexpr std::size_t size = Prev::size + 1;
+  enum : std::size_t { size = Prev::size + 1 };
   Prev prev;
   E last;
 };
@@ -153,6 +160,14 @@ bool same_op(const Op& a, const Op& b) {
   }
 }
 
+/// Child K of an op node `e`: a cast to the children tuple's leaf K, not a call to get<K> (a
+/// function whose symbol would spell the child's whole subtree, one per node of the model).
+/// #undef at the end of this header.
+#define HOOKFUSE_DETAIL_CHILD(K, e)                                                   \
+  static_cast<const FlatLeaf<                                                         \
+      K, std::tuple_element_t<K, std::remove_cvref_t<decltype((e).children)>>>&>((e).children) \
+      .value
+
 /// True when two expressions of one type are the same tensor: the same Variable objects,
 /// placeholders of the same widths, the same ops with the same constants.
 template <class E>
@@ -160,9 +175,21 @@ inline bool same_expr(const E& a, const E& b) {
   if constexpr (requires { typename E::summarized_type; }) {
     return same_expr(a.tensor, b.tensor);  // a summary declaration: its tensor
   } else if constexpr (requires { typename E::op_type; }) {
-    return same_op(a.op, b.op) && [&]<std::size_t... K>(std::index_sequence<K...>) {
-      return (same_expr(get<K>(a.children), get<K>(b.children)) && ... && true);
-    }(std::make_index_sequence<std::tuple_size_v<decltype(a.children)>>{});
+    // The children one by one (HOOKFUSE_DETAIL_CHILD), not through get<K> or a lambda over an
+    // index_sequence: each is one more function per node, and its symbol spells the node's
+    // whole subtree.
+    constexpr std::size_t n = std::tuple_size<decltype(a.children)>::value;
+    static_assert(n <= 4, "hookfuse: same_expr handles ops of up to 4 operands");
+    if (!same_op(a.op, b.op)) return false;
+    if constexpr (n > 0)
+      if (!same_expr(HOOKFUSE_DETAIL_CHILD(0, a), HOOKFUSE_DETAIL_CHILD(0, b))) return false;
+    if constexpr (n > 1)
+      if (!same_expr(HOOKFUSE_DETAIL_CHILD(1, a), HOOKFUSE_DETAIL_CHILD(1, b))) return false;
+    if constexpr (n > 2)
+      if (!same_expr(HOOKFUSE_DETAIL_CHILD(2, a), HOOKFUSE_DETAIL_CHILD(2, b))) return false;
+    if constexpr (n > 3)
+      if (!same_expr(HOOKFUSE_DETAIL_CHILD(3, a), HOOKFUSE_DETAIL_CHILD(3, b))) return false;
+    return true;
   } else if constexpr (requires { typename E::variable_type; }) {
     return a.var == b.var;
   } else if constexpr (requires { typename E::placeholder_type; }) {
@@ -245,26 +272,36 @@ template <std::size_t I>
 using index_c = std::integral_constant<std::size_t, I>;
 
 template <class T>
-inline constexpr std::size_t size_of_tape = T::entries_type::size;
+using size_of_tape = index_c<T::entries_type::size>;
 
-/// What flatten does with an expression E on a tape T.
+/// What flatten does with an expression E on a tape T: flat_kind<T, E>::value. Classes, not a
+/// constexpr function of T and E (see name_index); the name list is only looked at for a named
+/// expression (a Variable, a Placeholder or a Named).
 enum class FlatKind { summary, op, seen, variable, placeholder, named };
+template <class E>
+concept UnnamedNode = requires { typename E::summarized_type; } || requires { typename E::op_type; };
+template <class T, class E, bool = UnnamedNode<E>>
+struct flat_kind;
 template <class T, class E>
-constexpr FlatKind flat_kind() {
-  if constexpr (requires { typename E::summarized_type; }) return FlatKind::summary;
-  else if constexpr (requires { typename E::op_type; }) return FlatKind::op;
-  else if constexpr (find_name<E::name>(typename T::names_type{}) != npos) return FlatKind::seen;
-  else if constexpr (requires { typename E::variable_type; }) return FlatKind::variable;
-  else if constexpr (requires { typename E::placeholder_type; }) return FlatKind::placeholder;
-  else return FlatKind::named;
-}
+struct flat_kind<T, E, true>
+    : std::integral_constant<FlatKind, requires { typename E::summarized_type; }
+                                           ? FlatKind::summary
+                                           : FlatKind::op> {};
+template <class T, class E>
+struct flat_kind<T, E, false>
+    : std::integral_constant<FlatKind,
+                             name_index<E::name, typename T::names_type>::value != npos
+                                 ? FlatKind::seen
+                             : requires { typename E::variable_type; }    ? FlatKind::variable
+                             : requires { typename E::placeholder_type; } ? FlatKind::placeholder
+                                                                          : FlatKind::named> {};
 
 /// flatten<T, E>: the tape T with E and everything below it added (`tape`, a type), and E's
 /// position on it (`index`). Class templates, not functions with deduced return types: the
 /// compiler instantiates one small class per node and reuses it, where a function per node (its
 /// body, its structured bindings, its return type) cost several times more, and more with depth
 /// (bench/README.md, "Ninth cut").
-template <class T, class E, FlatKind K = flat_kind<T, E>()>
+template <class T, class E, FlatKind K = flat_kind<T, E>::value>
 struct flatten;
 
 /// The children Cs of an op added in order to T: the tape after them (`tape`) and their
@@ -291,7 +328,7 @@ struct flatten_op;
 template <class T, class E, class Seq, class... Cs>
 struct flatten_op<T, E, FlatTupleImpl<Seq, Cs...>> {
   using children = flatten_children<T, std::index_sequence<>, Cs...>;
-  static constexpr std::size_t index = size_of_tape<typename children::tape>;
+  enum : std::size_t { index = size_of_tape<typename children::tape>::value };
   using tape = typename append_entry<typename children::tape,
                                      typename op_entry<E, typename children::positions>::type>::type;
 };
@@ -312,12 +349,12 @@ struct flatten<T, E, FlatKind::seen> {
   static_assert(check_unique_name<E::name,
                                   typename named_type<E::name, typename T::names_type>::type, E>());
   using tape = T;
-  static constexpr std::size_t index = find_name<E::name>(typename T::names_type{});
+  enum : std::size_t { index = name_index<E::name, typename T::names_type>::value };
 };
 
 template <class T, class E>
 struct flatten<T, E, FlatKind::variable> {
-  static constexpr std::size_t index = size_of_tape<T>;
+  enum : std::size_t { index = size_of_tape<T>::value };
   using tape = typename add_name<
       typename append_entry<T, VarEntry<typename E::variable_type>>::type, E::name, index,
       E>::type;
@@ -325,7 +362,7 @@ struct flatten<T, E, FlatKind::variable> {
 
 template <class T, class E>
 struct flatten<T, E, FlatKind::placeholder> {
-  static constexpr std::size_t index = size_of_tape<T>;
+  enum : std::size_t { index = size_of_tape<T>::value };
   using tape = typename add_name<
       typename append_entry<T, InputEntry<typename E::placeholder_type>>::type, E::name, index,
       E>::type;
@@ -335,7 +372,7 @@ struct flatten<T, E, FlatKind::placeholder> {
 template <class T, class E>
 struct flatten<T, E, FlatKind::named> {
   using inner = flatten<T, std::remove_cvref_t<decltype(E::expr)>>;
-  static constexpr std::size_t index = inner::index;
+  enum : std::size_t { index = inner::index };
   using tape = typename add_name<typename inner::tape, E::name, index, E>::type;
 };
 
@@ -386,9 +423,13 @@ inline std::size_t walk_tape(const E& e, TapeWalk& walk) {
   if constexpr (requires { typename E::summarized_type; }) {
     return walk_tape(e.tensor, walk);
   } else if constexpr (requires { typename E::op_type; }) {
-    [&]<std::size_t... K>(std::index_sequence<K...>) {
-      (walk_tape(get<K>(e.children), walk), ...);
-    }(std::make_index_sequence<std::tuple_size_v<decltype(e.children)>>{});
+    // The children in order, without get<K> or a lambda (see same_expr).
+    constexpr std::size_t n = std::tuple_size<decltype(e.children)>::value;
+    static_assert(n <= 4, "hookfuse: walk_tape handles ops of up to 4 operands");
+    if constexpr (n > 0) walk_tape(HOOKFUSE_DETAIL_CHILD(0, e), walk);
+    if constexpr (n > 1) walk_tape(HOOKFUSE_DETAIL_CHILD(1, e), walk);
+    if constexpr (n > 2) walk_tape(HOOKFUSE_DETAIL_CHILD(2, e), walk);
+    if constexpr (n > 3) walk_tape(HOOKFUSE_DETAIL_CHILD(3, e), walk);
     return walk.add(&e.op);
   } else {
     if (const SeenName* seen = walk.find(E::name.view())) {
@@ -433,3 +474,5 @@ auto bind_tape(const L& loss, const Fs&... fetches) {
 }
 
 }  // namespace hookfuse::detail
+
+#undef HOOKFUSE_DETAIL_CHILD
