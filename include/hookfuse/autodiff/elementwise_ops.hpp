@@ -117,38 +117,38 @@ struct ScaleF {
 /// max(x, 0) elementwise, like tf.nn.relu. Shape of x.
 template <Operand X>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto relu(X&& x) {
-  return make_node(detail::UnaryOp<detail::ReluF>{}, static_cast<X&&>(x));
+  return node_t<detail::UnaryOp<detail::ReluF>, X>{{}, {}, {static_cast<X&&>(x)}};
 }
 /// 1 / (1 + exp(-x)) elementwise, like tf.sigmoid. Shape of x.
 template <Operand X>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto sigmoid(X&& x) {
-  return make_node(detail::UnaryOp<detail::SigmoidF>{}, static_cast<X&&>(x));
+  return node_t<detail::UnaryOp<detail::SigmoidF>, X>{{}, {}, {static_cast<X&&>(x)}};
 }
 /// tanh(x) elementwise, like tf.tanh. Shape of x.
 template <Operand X>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto tanh(X&& x) {
-  return make_node(detail::UnaryOp<detail::TanhF>{}, static_cast<X&&>(x));
+  return node_t<detail::UnaryOp<detail::TanhF>, X>{{}, {}, {static_cast<X&&>(x)}};
 }
 /// exp(x) elementwise, like tf.exp. Shape of x.
 template <Operand X>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto exp(X&& x) {
-  return make_node(detail::UnaryOp<detail::ExpF>{}, static_cast<X&&>(x));
+  return node_t<detail::UnaryOp<detail::ExpF>, X>{{}, {}, {static_cast<X&&>(x)}};
 }
 /// Natural logarithm elementwise, like tf.math.log (x > 0 expected; log(0) = -inf). Shape of x.
 template <Operand X>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto log(X&& x) {
-  return make_node(detail::UnaryOp<detail::LogF>{}, static_cast<X&&>(x));
+  return node_t<detail::UnaryOp<detail::LogF>, X>{{}, {}, {static_cast<X&&>(x)}};
 }
 /// x * x elementwise, like tf.square. Shape of x.
 template <Operand X>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto square(X&& x) {
-  return make_node(detail::UnaryOp<detail::SquareF>{}, static_cast<X&&>(x));
+  return node_t<detail::UnaryOp<detail::SquareF>, X>{{}, {}, {static_cast<X&&>(x)}};
 }
 /// factor * x, the factor a constant (not trained). Shape of x.
 template <Operand X>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto scale(X&& x, typename expr_t<X>::scalar factor) {
   using S = typename expr_t<X>::scalar;
-  return make_node(detail::UnaryOp<detail::ScaleF<S>>{{factor}}, static_cast<X&&>(x));
+  return node_t<detail::UnaryOp<detail::ScaleF<S>>, X>{{}, {{factor}}, {static_cast<X&&>(x)}};
 }
 
 }  // namespace hookfuse

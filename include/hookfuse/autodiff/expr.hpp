@@ -47,7 +47,12 @@ struct VarRef {
   /// A Variable passed to a model-building function (make_node's operands): the node refers to
   /// it, so it must be an lvalue that outlives the bound graph.
   constexpr VarRef(V& v) noexcept : var(&v) {}
-  VarRef(V&&) = delete;  // pass Variables by lvalue; the graph refers to them
+  template <class W>
+    requires std::same_as<W, V>
+  VarRef(W&&) {  // a Variable rvalue (an lvalue takes the constructor above)
+    static_assert(!std::same_as<W, V>,
+                  "hookfuse: pass Variables by lvalue; the graph refers to them");
+  }
 };
 
 /// A placeholder inside an expression.
@@ -64,15 +69,27 @@ struct Input {
   constexpr Input(const P& p) noexcept : placeholder(p) {}
 };
 
+namespace detail {
+/// A node's compile-time dims and whether the loss's gradient flows into it, as static members of
+/// a base class whose arguments are just those two values: as static members of the Node itself,
+/// each would be a symbol spelling the node's whole subtree (the compiler names every constant it
+/// reads), one per node of the model.
+template <Dims D, bool RequiresGrad>
+struct NodeFacts {
+  static constexpr Dims dims = D;
+  static constexpr bool requires_grad = RequiresGrad;
+};
+}  // namespace detail
+
 /// An operation applied to children. `Op` supplies the compile-time dims, the runtime shape rule
-/// and a `kernel` (forward and backward), see ops.hpp.
+/// and a `kernel` (forward and backward), see ops.hpp. An aggregate: Node<Op, Cs...>{{}, op,
+/// {children...}} (the first braces are the empty base).
 template <class Op, class... Cs>
-struct Node {
+struct Node : detail::NodeFacts<Op::dims(Cs::dims...),
+                                Op::differentiable && (Cs::requires_grad || ...)> {
   using is_hookfuse_expression = void;
   using op_type = Op;
   using scalar = typename std::tuple_element_t<Op::scalar_from, std::tuple<Cs...>>::scalar;
-  static constexpr Dims dims = Op::dims(Cs::dims...);
-  static constexpr bool requires_grad = Op::differentiable && (Cs::requires_grad || ...);
   static_assert(Op::valid(Cs::dims...), "hookfuse: operand shapes do not fit this operation "
                                         "(see Op and the operand dims in the instantiation above)");
   Op op;
@@ -151,16 +168,18 @@ HOOKFUSE_PER_ENTRY_INLINE constexpr auto named(E&& e) {
   return Named<Name, X>{as_expr(static_cast<E&&>(e))};
 }
 
+/// The node of op Op on operands of types Ts. The built-in builders (relu, matmul, ...) construct
+/// it in place, node_t<Op, X>{{}, op, {static_cast<X&&>(x)}}, rather than call make_node: one
+/// function less per node of the model, whose symbol would spell the operands' subtrees.
+template <class Op, class... Ts>
+using node_t = Node<Op, expr_t<Ts>...>;
+
 template <class Op, Operand... Ts>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto make_node(Op op, Ts&&... ts) {
   // Each operand initialises its element directly (an expression is copied, a Variable or a
   // Placeholder converted by VarRef's or Input's constructor): a call to as_expr per operand
   // would be one more function per node, whose symbol spells the operand's whole subtree.
-  static_assert(((!detail::is_variable<std::remove_cvref_t<Ts>>::value ||
-                  std::is_lvalue_reference_v<Ts>) &&
-                 ...),
-                "hookfuse: pass Variables by lvalue; the graph refers to them");
-  return Node<Op, expr_t<Ts>...>{op, {static_cast<Ts&&>(ts)...}};
+  return Node<Op, expr_t<Ts>...>{{}, op, {static_cast<Ts&&>(ts)...}};
 }
 
 }  // namespace hookfuse

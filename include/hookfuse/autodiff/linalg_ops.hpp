@@ -149,22 +149,22 @@ struct CwiseMulOp {
 /// Matrix product [r, k] x [k, c] -> [r, c], like tf.matmul. Rows of `a` are the batch.
 template <Operand A, Operand B>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto matmul(A&& a, B&& b) {
-  return make_node(detail::MatMulOp{}, static_cast<A&&>(a), static_cast<B&&>(b));
+  return node_t<detail::MatMulOp, A, B>{{}, {}, {static_cast<A&&>(a), static_cast<B&&>(b)}};
 }
 /// a + b, like tf.add; a [1, c] operand is broadcast over the rows of the other (tf.nn.bias_add).
 template <Operand A, Operand B>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto add(A&& a, B&& b) {
-  return make_node(detail::AddOp<1>{}, static_cast<A&&>(a), static_cast<B&&>(b));
+  return node_t<detail::AddOp<1>, A, B>{{}, {}, {static_cast<A&&>(a), static_cast<B&&>(b)}};
 }
 /// a - b, like tf.subtract, with the same broadcast as `add`.
 template <Operand A, Operand B>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto subtract(A&& a, B&& b) {
-  return make_node(detail::AddOp<-1>{}, static_cast<A&&>(a), static_cast<B&&>(b));
+  return node_t<detail::AddOp<-1>, A, B>{{}, {}, {static_cast<A&&>(a), static_cast<B&&>(b)}};
 }
 /// Elementwise a * b of one shape, like tf.multiply.
 template <Operand A, Operand B>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto multiply(A&& a, B&& b) {
-  return make_node(detail::CwiseMulOp{}, static_cast<A&&>(a), static_cast<B&&>(b));
+  return node_t<detail::CwiseMulOp, A, B>{{}, {}, {static_cast<A&&>(a), static_cast<B&&>(b)}};
 }
 
 /// Operators on model operands, as on TensorFlow tensors: `x * 0.5f`, `w + b`, `x - y`, where a

@@ -215,25 +215,25 @@ struct AccuracyOp {
 /// Sum of every element, [1, 1], like tf.reduce_sum without an axis.
 template <Operand X>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto reduce_sum(X&& x) {
-  return make_node(detail::ReduceOp<false>{}, static_cast<X&&>(x));
+  return node_t<detail::ReduceOp<false>, X>{{}, {}, {static_cast<X&&>(x)}};
 }
 /// Mean of every element, [1, 1], like tf.reduce_mean without an axis; NaN for an empty tensor.
 template <Operand X>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto reduce_mean(X&& x) {
-  return make_node(detail::ReduceOp<true>{}, static_cast<X&&>(x));
+  return node_t<detail::ReduceOp<true>, X>{{}, {}, {static_cast<X&&>(x)}};
 }
 /// Softmax of each row ([batch, classes]), like tf.nn.softmax(axis=-1).
 template <Operand X>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto softmax(X&& x) {
-  return make_node(detail::SoftmaxOp{}, static_cast<X&&>(x));
+  return node_t<detail::SoftmaxOp, X>{{}, {}, {static_cast<X&&>(x)}};
 }
 /// mean((predictions - labels)^2) over every element, [1, 1], like
 /// tf.compat.v1.losses.mean_squared_error(labels, predictions); 0 with zero gradients for an
 /// empty batch.
 template <Operand L, Operand P>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto mean_squared_error(L&& labels, P&& predictions) {
-  return make_node(detail::MeanSquaredErrorOp{}, static_cast<P&&>(predictions),
-                   static_cast<L&&>(labels));
+  return node_t<detail::MeanSquaredErrorOp, P, L>{
+      {}, {}, {static_cast<P&&>(predictions), static_cast<L&&>(labels)}};
 }
 /// Mean cross-entropy between integer labels [batch] (int32, in [0, classes)) and unscaled logits
 /// [batch, classes], [1, 1]; like tf.compat.v1.losses.sparse_softmax_cross_entropy(labels,
@@ -243,15 +243,16 @@ template <Operand L, Operand Z>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto sparse_softmax_cross_entropy(L&& labels, Z&& logits) {
   static_assert(std::is_integral_v<typename expr_t<L>::scalar>,
                 "hookfuse: sparse_softmax_cross_entropy takes integer labels first");
-  return make_node(detail::SparseSoftmaxCrossEntropyOp{}, static_cast<L&&>(labels),
-                   static_cast<Z&&>(logits));
+  return node_t<detail::SparseSoftmaxCrossEntropyOp, L, Z>{
+      {}, {}, {static_cast<L&&>(labels), static_cast<Z&&>(logits)}};
 }
 /// Fraction of the batch whose arg-max logit equals the label, [1, 1] (the per-batch value of
 /// tf.reduce_mean(tf.cast(tf.equal(tf.argmax(logits, 1), labels), tf.float32))); NaN for an empty
 /// batch.
 template <Operand L, Operand Z>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto accuracy(L&& labels, Z&& logits) {
-  return make_node(detail::AccuracyOp{}, static_cast<L&&>(labels), static_cast<Z&&>(logits));
+  return node_t<detail::AccuracyOp, L, Z>{
+      {}, {}, {static_cast<L&&>(labels), static_cast<Z&&>(logits)}};
 }
 
 }  // namespace hookfuse

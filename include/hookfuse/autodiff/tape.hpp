@@ -279,7 +279,8 @@ using size_of_tape = index_c<T::entries_type::size>;
 /// expression (a Variable, a Placeholder or a Named).
 enum class FlatKind { summary, op, seen, variable, placeholder, named };
 template <class E>
-concept UnnamedNode = requires { typename E::summarized_type; } || requires { typename E::op_type; };
+concept UnnamedNode =
+    requires { typename E::summarized_type; } || requires { typename E::op_type; };
 template <class T, class E, bool = UnnamedNode<E>>
 struct flat_kind;
 template <class T, class E>
