@@ -92,79 +92,72 @@ inline void describe_reader(ErrorMessage& m, std::string_view tensor) {
   else m << "fetch '" << tensor << "'";
 }
 
-/// Fails with `Error` unless every placeholder that tape entry `Target` reads was fed and the
-/// batched ones (dynamic rows) all hold the same number of rows; `what` names the reader (a
-/// fetched tensor, or empty for the forward pass). Reads only the slots' flags and shapes.
-/// Its loops visit the placeholders only (for_each_placeholder).
-template <class Error, class Entries, class Names, std::size_t Target, class Slots>
-void check_feeds(const Slots& slots, std::string_view what) {
-  int unfed = 0;
-  for_each_placeholder<Entries>(
-      [&]<std::size_t I>(std::integral_constant<std::size_t, I>) HOOKFUSE_PER_ENTRY_INLINE {
-        if constexpr (reach_table<Entries, Target>[I]) unfed += get<I>(slots).fed ? 0 : 1;
-      });
+/// One placeholder as the feed checks report it: its name, whether it was fed, its rows now, and
+/// what describe_placeholder prints ("[?, 784] float32").
+struct FeedState {
+  std::string_view name;
+  bool fed;
+  bool batched;       // dynamic rows: fed a batch
+  Index rows;         // rows now
+  Index cols;         // columns now
+  int static_rows;    // compile-time rows, when not batched
+  std::string_view dtype;
+};
+
+/// The FeedState of a placeholder slot at tape position I named `name`.
+template <class Slot>
+FeedState feed_state(const Slot& slot, std::string_view name) {
+  return FeedState{name,           slot.fed, Slot::D.rows == Dynamic, slot.current.rows,
+                   slot.current.cols, Slot::D.rows, dtype_name<typename Slot::S>()};
+}
+
+/// Records one batched placeholder's row count `r` (the first sets `rows`; a different one
+/// clears `same`).
+HOOKFUSE_PER_ENTRY_INLINE inline void note_rows(Index r, Index& rows, bool& same) {
+  if (rows < 0) rows = r;
+  else if (r != rows) same = false;
+}
+
+/// Throws ShapeError for the placeholders `s[0..n)` a reader (`what`: a fetched tensor, or empty
+/// for the forward pass; `whole_step`: the step, its forward pass and fetches) reads: naming the
+/// ones not fed, when some were not, else the batched ones in the set (`in_set`, or all) and their
+/// row counts. A template of the error type only: the Graph's checks, one per tape, share it;
+/// they build `s` only when a check fails.
+template <class Error>
+[[noreturn]] HOOKFUSE_COLD void fail_feeds(const FeedState* s, std::size_t n,
+                                                 const bool* in_set, std::string_view what,
+                                                 bool whole_step) {
+  ErrorMessage m;
+  m << "hookfuse: ";
+  if (whole_step) m << "the step (its forward pass and fetches)";
+  else describe_reader(m, what);
+  int unfed = 0;  // the whole step's check (after each reader's) is about rows only
+  for (std::size_t k = 0; k < n && !whole_step; ++k)
+    if ((in_set == nullptr || in_set[k]) && !s[k].fed) ++unfed;
   if (unfed > 0) {
-    ErrorMessage m;
-    m << "hookfuse: ";
-    describe_reader(m, what);
     m << " reads " << (unfed == 1 ? "placeholder" : "placeholders");
     int listed = 0;
-    for_each_placeholder<Entries>(
-        [&]<std::size_t I>(std::integral_constant<std::size_t, I>) HOOKFUSE_PER_ENTRY_INLINE {
-          if constexpr (reach_table<Entries, Target>[I]) {
-            if (!get<I>(slots).fed) {
-              m << (listed++ == 0 ? " '" : ", '") << name_at<Names, I>() << "' (";
-              describe_placeholder(m, get<I>(slots));
-              m << ")";
-            }
-          }
-        });
+    for (std::size_t k = 0; k < n; ++k) {
+      if ((in_set != nullptr && !in_set[k]) || s[k].fed) continue;
+      m << (listed++ == 0 ? " '" : ", '") << s[k].name << "' ([";
+      if (s[k].batched) m << "?";
+      else m << s[k].static_rows;
+      m << ", " << static_cast<long long>(s[k].cols) << "] " << s[k].dtype << ")";
+    }
     m << (unfed == 1 ? ", which was" : ", which were")
       << " not fed: you must feed a value for every placeholder a step reads (no step has run "
          "yet, the input was empty, or the step's feeds left it out)";
-    fail<Error>(m.str());
-  }
-  check_same_rows<Error, Entries, Names>(slots, what, [](auto i) HOOKFUSE_PER_ENTRY_INLINE {
-    return reach_table<Entries, Target>[decltype(i)::value];
-  });
-}
-
-/// Fails with `Error` unless the batched placeholders (dynamic rows) at the tape positions I for
-/// which `in_set(std::integral_constant<std::size_t, I>)` holds all hold the same number of
-/// rows; `what` names the reader as in check_feeds, `whole_step` makes it "the step" (the
-/// forward pass and every fetch of the step). Reads only the slots' shapes.
-template <class Error, class Entries, class Names, class Slots, class InSet>
-void check_same_rows(const Slots& slots, std::string_view what, InSet in_set,
-                     bool whole_step = false) {
-  Index rows = -1;
-  bool same = true;
-  // f(rows, name) for each batched placeholder in the set.
-  auto batched = [&](auto&& f) HOOKFUSE_PER_ENTRY_INLINE {
-    for_each_placeholder<Entries>(
-        [&]<std::size_t I>(std::integral_constant<std::size_t, I> i) HOOKFUSE_PER_ENTRY_INLINE {
-          if constexpr (std::tuple_element_t<I, Entries>::dims.rows == Dynamic) {
-            if (in_set(i)) f(get<I>(slots).current.rows, name_at<Names, I>());
-          }
-        });
-  };
-  batched([&](Index r, std::string_view) HOOKFUSE_PER_ENTRY_INLINE {
-    if (rows < 0) rows = r;
-    else if (r != rows) same = false;
-  });
-  if (!same) {
-    ErrorMessage m;
-    m << "hookfuse: ";
-    if (whole_step) m << "the step (its forward pass and fetches)";
-    else describe_reader(m, what);
+  } else {
     m << " reads placeholders fed with different row counts (every placeholder of a step must "
          "get the same batch):";
     int listed = 0;
-    batched([&](Index r, std::string_view name) HOOKFUSE_PER_ENTRY_INLINE {
-      m << (listed++ == 0 ? " '" : "; '") << name << "' " << static_cast<long long>(r)
-        << " rows";
-    });
-    fail<Error>(m.str());
+    for (std::size_t k = 0; k < n; ++k) {
+      if ((in_set != nullptr && !in_set[k]) || !s[k].batched) continue;
+      m << (listed++ == 0 ? " '" : "; '") << s[k].name << "' "
+        << static_cast<long long>(s[k].rows) << " rows";
+    }
   }
+  fail<Error>(m.str());
 }
 
 }  // namespace hookfuse::detail

@@ -536,19 +536,14 @@ class Graph {
     static_assert(target != detail::npos, "hookfuse: the model has no tensor with this name");
     if constexpr (target != detail::npos) {
       check_feeds<target>(Name.view());
-      detail::for_each_placeholder<entries_type>(
-          [&]<std::size_t I>(std::integral_constant<std::size_t, I>) HOOKFUSE_PER_ENTRY_INLINE {
-            if constexpr (detail::reach_table<entries_type, target>[I]) reads[I] = true;
-          });
+      mark_read(reads, placeholders_read<target>{});
     }
   }
   /// Throws ShapeError naming the placeholders and their rows unless the batched placeholders
   /// marked in `reads` were all fed the same number of rows (every placeholder of a step gets
   /// the same batch).
   void check_same_rows(const read_set& reads) const {
-    detail::check_same_rows<ShapeError, entries_type, names_type>(
-        slots_, {}, [&](auto i) HOOKFUSE_PER_ENTRY_INLINE { return reads[decltype(i)::value]; },
-        true);
+    check_same_rows_of(reads, detail::position_sequence<placeholders>{});
   }
 
   /// Computes every tensor up to the loss; returns the loss. Throws ShapeError, before reading
@@ -734,7 +729,55 @@ class Graph {
   /// fetched (empty: the forward pass).
   template <std::size_t Target>
   void check_feeds(std::string_view what) const {
-    detail::check_feeds<ShapeError, entries_type, names_type, Target>(slots_, what);
+    check_feeds_of(what, placeholders_read<Target>{});
+  }
+
+  // The feed checks are folds over the placeholders' positions in member functions, one per
+  // reader, with no lambda and no helper per placeholder: each such function is a symbol that
+  // spells the Graph's whole tape, and the compiler's work to name one grows with the square of
+  // the tape's length. The messages are built by one function shared by every tape
+  // (detail::fail_feeds), and only when a check fails.
+
+  /// The placeholders entry Target reads (tape positions, in tape order).
+  template <std::size_t Target>
+  using placeholders_read = detail::position_sequence<
+      detail::position_list<entries_type, detail::EntryKind::reached_placeholder, Target>>;
+  using placeholders =
+      detail::position_list<entries_type, detail::EntryKind::placeholder, size - 1>;
+
+  template <std::size_t... I>
+  static void mark_read(read_set& reads, std::index_sequence<I...>) {
+    ((reads[I] = true), ...);
+  }
+  template <std::size_t... I>
+  void check_feeds_of(std::string_view what, std::index_sequence<I...>) const {
+    const bool fed = (detail::get<I>(slots_).fed && ... && true);
+    Index rows = -1;
+    bool same = true;
+    ((std::tuple_element_t<I, entries_type>::dims.rows == Dynamic
+          ? detail::note_rows(detail::get<I>(slots_).current.rows, rows, same)
+          : void()),
+     ...);
+    if (!fed || !same) [[unlikely]] {
+      const std::array<detail::FeedState, sizeof...(I)> states{
+          detail::feed_state(detail::get<I>(slots_), names_[I])...};
+      detail::fail_feeds<ShapeError>(states.data(), states.size(), nullptr, what, false);
+    }
+  }
+  template <std::size_t... I>
+  void check_same_rows_of(const read_set& reads, std::index_sequence<I...>) const {
+    Index rows = -1;
+    bool same = true;
+    ((std::tuple_element_t<I, entries_type>::dims.rows == Dynamic && reads[I]
+          ? detail::note_rows(detail::get<I>(slots_).current.rows, rows, same)
+          : void()),
+     ...);
+    if (!same) [[unlikely]] {
+      const std::array<detail::FeedState, sizeof...(I)> states{
+          detail::feed_state(detail::get<I>(slots_), names_[I])...};
+      const std::array<bool, sizeof...(I)> in_set{reads[I]...};
+      detail::fail_feeds<ShapeError>(states.data(), states.size(), in_set.data(), {}, true);
+    }
   }
   template <class Entries, std::size_t... I>
   static auto make_slots(const Entries& e, std::index_sequence<I...>) {

@@ -116,7 +116,8 @@ enum class EntryKind {
   variable,     // the Variables
   placeholder,  // the Placeholders
   not_variable, // the ops and the placeholders
-  reached_op    // the ops that entry Last reads, directly or not, and Last itself if an op
+  reached_op,   // the ops that entry Last reads, directly or not, and Last itself if an op
+  reached_placeholder  // the Placeholders that entry Last reads, directly or not
 };
 
 /// The tape positions, in tape order, of the entries at positions 0..Last that are of `Kind`.
@@ -130,6 +131,8 @@ struct position_list {
     // Only a reached_op list reads (and so builds) the reach table.
     if constexpr (Kind == EntryKind::reached_op) {
       return !s.is_variable[i] && !s.is_placeholder[i] && reach_table<Entries, Last>[i];
+    } else if constexpr (Kind == EntryKind::reached_placeholder) {
+      return s.is_placeholder[i] && reach_table<Entries, Last>[i];
     } else {
       switch (Kind) {
         case EntryKind::op: return !s.is_variable[i] && !s.is_placeholder[i];
@@ -137,6 +140,7 @@ struct position_list {
         case EntryKind::placeholder: return s.is_placeholder[i];
         case EntryKind::not_variable: return !s.is_variable[i];
         case EntryKind::reached_op: break;
+        case EntryKind::reached_placeholder: break;
       }
       return false;
     }
