@@ -63,7 +63,7 @@
 #endif
 
 /// Marks a function or lambda that the graph instantiates once per tape entry (or per node of the
-/// model's expression: the builders relu, matmul, add, ..., make_node, as_expr, Dense::operator(),
+/// model's expression: the builders relu, matmul, add, ..., make_node, Dense::operator(),
 /// detail::get): force-inlined when the compiler does not optimise (-O0, where
 /// GCC otherwise emits every instantiation as a function), left to the inliner when it does
 /// (forcing them there changed its choices elsewhere in the step). The builders forward with
@@ -71,7 +71,10 @@
 /// Their template arguments are the entry's own types (detail::forward_op, detail::walk_tape),
 /// never the whole tape's, so a copy the optimiser keeps out of line has a short symbol: when every
 /// per-entry function spelt the tape in its symbol, the compiler's work grew with the square of the
-/// model's size (bench/README.md, "Growth with hooks and layers"). Not for a function that recurses
+/// model's size (bench/README.md, "Growth with hooks and layers"). Even inlined, such a function
+/// gets a symbol (GCC names every function it compiles, and every constant it reads), so the
+/// per-node code avoids functions whose arguments are a node's subtree where it can (the
+/// eleventh cut there). Not for a function that recurses
 /// down the expression (detail::walk_tape, detail::same_expr): forced inline, the copy for each
 /// node holds its whole subtree, so the work again grew with the square of the model's depth.
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(__OPTIMIZE__)
