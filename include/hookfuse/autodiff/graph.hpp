@@ -752,7 +752,7 @@ class Graph {
   template <std::size_t... I>
   void check_feeds_of(std::string_view what, std::index_sequence<I...>) const {
     const bool fed = (detail::get<I>(slots_).fed && ... && true);
-    Index rows = -1;
+    [[maybe_unused]] Index rows = -1;  // (no placeholder read: unused)
     bool same = true;
     ((std::tuple_element_t<I, entries_type>::dims.rows == Dynamic
           ? detail::note_rows(detail::get<I>(slots_).current.rows, rows, same)
@@ -766,7 +766,7 @@ class Graph {
   }
   template <std::size_t... I>
   void check_same_rows_of(const read_set& reads, std::index_sequence<I...>) const {
-    Index rows = -1;
+    [[maybe_unused]] Index rows = -1;  // (no placeholder read: unused)
     bool same = true;
     ((std::tuple_element_t<I, entries_type>::dims.rows == Dynamic && reads[I]
           ? detail::note_rows(detail::get<I>(slots_).current.rows, rows, same)
