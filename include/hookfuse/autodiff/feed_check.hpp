@@ -76,22 +76,6 @@ inline constexpr bool eigen_map_v = false;
 template <class M, int O, class S>
 inline constexpr bool eigen_map_v<Eigen::Map<M, O, S>> = true;
 
-/// "[?, 784] float32": a placeholder slot's shape (? for the batch) and dtype.
-template <class Slot>
-void describe_placeholder(ErrorMessage& m, const Slot& slot) {
-  m << "[";
-  if constexpr (Slot::D.rows == Dynamic) m << "?";
-  else m << Slot::D.rows;
-  m << ", " << static_cast<long long>(slot.current.cols) << "] "
-    << dtype_name<typename Slot::S>();
-}
-
-/// "the forward pass" (`tensor` empty) or "fetch 'accuracy'".
-inline void describe_reader(ErrorMessage& m, std::string_view tensor) {
-  if (tensor.empty()) m << "the forward pass";
-  else m << "fetch '" << tensor << "'";
-}
-
 /// One placeholder as the feed checks report it: its name, whether it was fed, its rows now, and
 /// what describe_placeholder prints ("[?, 784] float32").
 struct FeedState {
@@ -104,11 +88,29 @@ struct FeedState {
   std::string_view dtype;
 };
 
-/// The FeedState of a placeholder slot at tape position I named `name`.
+/// The FeedState of a placeholder slot named `name`.
 template <class Slot>
 FeedState feed_state(const Slot& slot, std::string_view name) {
   return FeedState{name,           slot.fed, Slot::D.rows == Dynamic, slot.current.rows,
                    slot.current.cols, Slot::D.rows, dtype_name<typename Slot::S>()};
+}
+
+/// "[?, 784] float32": a placeholder's shape (? for the batch) and dtype.
+inline void describe_placeholder(ErrorMessage& m, const FeedState& s) {
+  m << "[";
+  if (s.batched) m << "?";
+  else m << s.static_rows;
+  m << ", " << static_cast<long long>(s.cols) << "] " << s.dtype;
+}
+template <class Slot>
+void describe_placeholder(ErrorMessage& m, const Slot& slot) {
+  describe_placeholder(m, feed_state(slot, {}));
+}
+
+/// "the forward pass" (`tensor` empty) or "fetch 'accuracy'".
+inline void describe_reader(ErrorMessage& m, std::string_view tensor) {
+  if (tensor.empty()) m << "the forward pass";
+  else m << "fetch '" << tensor << "'";
 }
 
 /// Records one batched placeholder's row count `r` (the first sets `rows`; a different one
@@ -139,10 +141,9 @@ template <class Error>
     int listed = 0;
     for (std::size_t k = 0; k < n; ++k) {
       if ((in_set != nullptr && !in_set[k]) || s[k].fed) continue;
-      m << (listed++ == 0 ? " '" : ", '") << s[k].name << "' ([";
-      if (s[k].batched) m << "?";
-      else m << s[k].static_rows;
-      m << ", " << static_cast<long long>(s[k].cols) << "] " << s[k].dtype << ")";
+      m << (listed++ == 0 ? " '" : ", '") << s[k].name << "' (";
+      describe_placeholder(m, s[k]);
+      m << ")";
     }
     m << (unfed == 1 ? ", which was" : ", which were")
       << " not fed: you must feed a value for every placeholder a step reads (no step has run "

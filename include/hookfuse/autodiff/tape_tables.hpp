@@ -171,16 +171,6 @@ struct positions_of<List, Reversed, std::index_sequence<J...>> {
 template <class List, bool Reversed = false>
 using position_sequence = typename positions_of<List, Reversed>::type;
 
-/// Calls f(std::integral_constant<std::size_t, I>{}) for the tape position I of every
-/// placeholder, in tape order.
-template <class Entries, class F>
-HOOKFUSE_PER_ENTRY_INLINE constexpr void for_each_placeholder(F&& f) {
-  using L = position_list<Entries, EntryKind::placeholder, std::tuple_size_v<Entries> - 1>;
-  [&]<std::size_t... J>(std::index_sequence<J...>) HOOKFUSE_PER_ENTRY_INLINE {
-    (f(std::integral_constant<std::size_t, L::positions[J]>{}), ...);
-  }(std::make_index_sequence<L::count>{});
-}
-
 /// Entry I of the tape is a placeholder that entry Target reads.
 template <class Entries, std::size_t Target, std::size_t I>
 constexpr bool reads_placeholder() {
