@@ -1,7 +1,8 @@
 // tests/test_gemm.cpp: detail::gemm_add, the product behind matmul's forward and backward
 // passes, on dynamic-size operands: every path it dispatches to (the tiny products' loop, the
 // matrix-vector products, the blocked GEMM with its preallocated workspace), with either
-// operand transposed and either storage order, against a triple loop written here.
+// operand transposed and either storage order, on contiguous operands and on views into larger
+// buffers, against a triple loop written here.
 //
 // The entries are small integers and alpha a power of two, so every product and sum is exact in
 // float and double and the results must match bit for bit, whatever the summation order.
@@ -44,26 +45,47 @@ D expected(const D& dst, const A& a, const B& b, double alpha) {
   return out;
 }
 
+/// A [rows, cols] matrix stored as the top-left block of a larger one, `pad` more rows and
+/// columns, whose padding holds 1000 (as a view of part of a buffer): the store.
+template <class M>
+M padded(Index rows, Index cols, Index pad, int seed) {
+  M store = M::Constant(rows + pad, cols + pad, typename M::Scalar(1000));
+  store.topLeftCorner(rows, cols) = filled<M>(rows, cols, seed);
+  return store;
+}
+
 /// gemm_add on Maps of run-time size over the matrices (as the graph's buffers are), for
 /// [rows, depth] x [depth, cols]; `transpose_lhs` / `transpose_rhs` store that operand
-/// transposed and pass its .transpose(), as matmul's backward pass does.
+/// transposed and pass its .transpose(), as matmul's backward pass does. With `pad` > 0 every
+/// operand and the destination are views into larger buffers (an outer stride larger than the
+/// rows or columns, so a row or column of a matrix is not contiguous); the destination's
+/// padding must be left as it was.
 template <class Scalar, int DstOrder, int LhsOrder, int RhsOrder>
-void check_product(Index rows, Index cols, Index depth, bool transpose_lhs, bool transpose_rhs) {
+void check_product(Index rows, Index cols, Index depth, bool transpose_lhs, bool transpose_rhs,
+                   Index pad = 0) {
   using D = Dyn<Scalar, DstOrder>;
   using L = Dyn<Scalar, LhsOrder>;
   using R = Dyn<Scalar, RhsOrder>;
-  const L lhs_store = transpose_lhs ? filled<L>(depth, rows, 1) : filled<L>(rows, depth, 1);
-  const R rhs_store = transpose_rhs ? filled<R>(cols, depth, 2) : filled<R>(depth, cols, 2);
-  const D start = filled<D>(rows, cols, 3);
+  const L lhs_store =
+      transpose_lhs ? padded<L>(depth, rows, pad, 1) : padded<L>(rows, depth, pad, 1);
+  const R rhs_store =
+      transpose_rhs ? padded<R>(cols, depth, pad, 2) : padded<R>(depth, cols, pad, 2);
+  const D start = padded<D>(rows, cols, pad, 3);
   D dst = start;
   const Scalar alpha = Scalar(0.5);
 
-  Eigen::Map<D> dst_map(dst.data(), rows, cols);
-  Eigen::Map<const L> lhs_map(lhs_store.data(), lhs_store.rows(), lhs_store.cols());
-  Eigen::Map<const R> rhs_map(rhs_store.data(), rhs_store.rows(), rhs_store.cols());
+  using Stride = Eigen::OuterStride<>;
+  Eigen::Map<D, Eigen::Unaligned, Stride> dst_map(dst.data(), rows, cols,
+                                                  Stride(dst.outerStride()));
+  Eigen::Map<const L, Eigen::Unaligned, Stride> lhs_map(lhs_store.data(), lhs_store.rows() - pad,
+                                                        lhs_store.cols() - pad,
+                                                        Stride(lhs_store.outerStride()));
+  Eigen::Map<const R, Eigen::Unaligned, Stride> rhs_map(rhs_store.data(), rhs_store.rows() - pad,
+                                                        rhs_store.cols() - pad,
+                                                        Stride(rhs_store.outerStride()));
   hookfuse::detail::GemmWorkspace<Scalar, DstOrder> ws;
-  const L lhs = transpose_lhs ? L(lhs_store.transpose()) : lhs_store;
-  const R rhs = transpose_rhs ? R(rhs_store.transpose()) : rhs_store;
+  const L lhs = transpose_lhs ? L(lhs_map.transpose()) : L(lhs_map);
+  const R rhs = transpose_rhs ? R(rhs_map.transpose()) : R(rhs_map);
   if (transpose_lhs && transpose_rhs)
     hookfuse::detail::gemm_add(dst_map, lhs_map.transpose(), rhs_map.transpose(), alpha, ws);
   else if (transpose_lhs)
@@ -73,14 +95,17 @@ void check_product(Index rows, Index cols, Index depth, bool transpose_lhs, bool
   else
     hookfuse::detail::gemm_add(dst_map, lhs_map, rhs_map, alpha, ws);
 
-  const D want = expected(start, lhs, rhs, 0.5);
+  const D want = expected(D(start.topLeftCorner(rows, cols)), lhs, rhs, 0.5);
   INFO("[" << rows << ", " << depth << "] x [" << depth << ", " << cols << "], lhs "
            << (transpose_lhs ? "transposed" : "plain") << ", rhs "
-           << (transpose_rhs ? "transposed" : "plain"));
-  for (Index i = 0; i < rows; ++i)
-    for (Index j = 0; j < cols; ++j) {
+           << (transpose_rhs ? "transposed" : "plain") << ", padding " << pad);
+  for (Index i = 0; i < rows + pad; ++i)
+    for (Index j = 0; j < cols + pad; ++j) {
       INFO("element (" << i << ", " << j << ")");
-      CHECK(dst(i, j) == want(i, j));
+      if (i < rows && j < cols)
+        CHECK(dst(i, j) == want(i, j));
+      else
+        CHECK(dst(i, j) == Scalar(1000));
     }
 }
 
@@ -95,6 +120,11 @@ void check_all_paths() {
       // One column, one row: the matrix-vector products.
       check_product<Scalar, DstOrder, LhsOrder, RhsOrder>(23, 1, 17, tl, tr);
       check_product<Scalar, DstOrder, LhsOrder, RhsOrder>(1, 29, 13, tl, tr);
+      // The same on views into larger buffers: the matrix-vector kernels with an outer stride,
+      // and the plain loop where a kernel would need a contiguous vector and has none.
+      check_product<Scalar, DstOrder, LhsOrder, RhsOrder>(23, 1, 17, tl, tr, 3);
+      check_product<Scalar, DstOrder, LhsOrder, RhsOrder>(1, 29, 13, tl, tr, 3);
+      check_product<Scalar, DstOrder, LhsOrder, RhsOrder>(37, 21, 45, tl, tr, 3);
       // The blocked GEMM with the workspace.
       check_product<Scalar, DstOrder, LhsOrder, RhsOrder>(9, 7, 4, tl, tr);  // sum 20
       check_product<Scalar, DstOrder, LhsOrder, RhsOrder>(37, 21, 45, tl, tr);

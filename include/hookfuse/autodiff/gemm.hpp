@@ -3,8 +3,9 @@
 // Eigen's `dst.noalias() += a * b` builds a fresh blocking workspace for every product and takes
 // it from the heap once it exceeds EIGEN_STACK_ALLOCATION_LIMIT (128 KiB), which happens for the
 // 784x256 layer at batch 128. A `GemmWorkspace` owns that workspace: it is sized once, when the
-// graph is bound, for the largest product it will serve, and reused by every step. The kernel is
-// Eigen's own (general_matrix_matrix_product), so the speed is Eigen's.
+// graph is bound, for the largest product it will serve, and reused by every step. The kernels are
+// Eigen's own (general_matrix_matrix_product, general_matrix_vector_product), so the speed is
+// Eigen's.
 #pragma once
 
 #include "hookfuse/detail/eigen.hpp"
@@ -118,6 +119,40 @@ void small_gemm_add(Dst& dst, const Lhs& lhs, const Rhs& rhs, typename Dst::Scal
     }
 }
 
+/// y += alpha * m * x through Eigen's matrix-vector kernel (general_matrix_vector_product, what
+/// `y.noalias() += alpha * m * x` runs), called directly: m is [rows, depth] with storage order
+/// `Order` and outer stride `m_outer`, x a vector of `depth` with stride `x_stride`, y a vector of
+/// `rows` with stride `y_stride` (strides in elements). Eigen's own product reaches the same
+/// kernel through its expression templates (the product's evaluators, the GEMV selector, a
+/// temporary for a strided operand), which cost more to compile than the kernel itself: about
+/// 0.4 s at -O0 and 0.5 s at -O3 for each operand combination (bench/README.md, "Twelfth cut").
+/// The column-major kernel needs y contiguous, the row-major one x; returns false, touching
+/// nothing, when that stride is not 1 (a view into a larger buffer), and the caller takes the
+/// plain loop instead (the graph's own buffers are contiguous).
+template <int Order, class Scalar>
+bool gemv_add(Eigen::Index rows, Eigen::Index depth, const Scalar* m, Eigen::Index m_outer,
+              const Scalar* x, Eigen::Index x_stride, Scalar* y, Eigen::Index y_stride,
+              Scalar alpha) {
+  using Eigen::Index;
+  using Eigen::internal::const_blas_data_mapper;
+  if constexpr (Order == Eigen::ColMajor) {
+    if (y_stride != 1) return false;
+    using MMapper = const_blas_data_mapper<Scalar, Index, Eigen::ColMajor>;
+    using XMapper = const_blas_data_mapper<Scalar, Index, Eigen::RowMajor>;
+    using Kernel = Eigen::internal::general_matrix_vector_product<
+        Index, Scalar, MMapper, Eigen::ColMajor, false, Scalar, XMapper, false>;
+    Kernel::run(rows, depth, MMapper(m, m_outer), XMapper(x, x_stride), y, 1, alpha);
+  } else {
+    if (x_stride != 1) return false;
+    using MMapper = const_blas_data_mapper<Scalar, Index, Eigen::RowMajor>;
+    using XMapper = const_blas_data_mapper<Scalar, Index, Eigen::ColMajor>;
+    using Kernel = Eigen::internal::general_matrix_vector_product<
+        Index, Scalar, MMapper, Eigen::RowMajor, false, Scalar, XMapper, false>;
+    Kernel::run(rows, depth, MMapper(m, m_outer), XMapper(x, 1), y, y_stride, alpha);
+  }
+  return true;
+}
+
 /// gemm_add for operands of which at least one has a run-time size, on their dynamic_views.
 template <class Dst, class Lhs, class Rhs, class Workspace>
 void gemm_add_dynamic(Dst& dst, const Lhs& a_lhs, const Rhs& a_rhs, typename Dst::Scalar alpha,
@@ -131,13 +166,20 @@ void gemm_add_dynamic(Dst& dst, const Lhs& a_lhs, const Rhs& a_rhs, typename Dst
     return;
   }
   if (cols == 1) {
-    auto d = dst.col(0);
-    d.noalias() += alpha * (a_lhs * a_rhs.col(0));
+    // dst[:, 0] += alpha * lhs * rhs[:, 0]: the matrix is lhs.
+    constexpr int order = (Lhs::Flags & RowMajorBit) ? RowMajor : ColMajor;
+    if (!gemv_add<order>(rows, depth, a_lhs.data(), a_lhs.outerStride(), a_rhs.data(),
+                         a_rhs.rowStride(), dst.data(), dst.rowStride(), alpha))
+      small_gemm_add(dst, a_lhs, a_rhs, alpha);
     return;
   }
   if (rows == 1) {
-    auto d = dst.row(0);
-    d.noalias() += alpha * (a_lhs.row(0) * a_rhs);
+    // dst[0, :] += alpha * lhs[0, :] * rhs, computed as its transpose: dst[0, :]^T += alpha *
+    // rhs^T * lhs[0, :]^T. The matrix is rhs^T: the same data, the other storage order.
+    constexpr int order = (Rhs::Flags & RowMajorBit) ? ColMajor : RowMajor;
+    if (!gemv_add<order>(cols, depth, a_rhs.data(), a_rhs.outerStride(), a_lhs.data(),
+                         a_lhs.colStride(), dst.data(), dst.colStride(), alpha))
+      small_gemm_add(dst, a_lhs, a_rhs, alpha);
     return;
   }
 #ifdef EIGEN_HAS_OPENMP
@@ -178,8 +220,9 @@ void gemm_add_dynamic(Dst& dst, const Lhs& a_lhs, const Rhs& a_rhs, typename Dst
 
 /// dst += alpha * lhs * rhs, for dense Eigen operands with direct access (Map, Matrix, their
 /// transposes). Tiny products take a plain loop (small_gemm_add; Eigen's lazy product when every
-/// size is fixed at compile time), vector-shaped ones Eigen's GEMV, which use at most a few KiB
-/// of stack; the rest use the preallocated workspace.
+/// size is fixed at compile time), vector-shaped ones (one row or one column) Eigen's GEMV kernel
+/// (gemv_add; no workspace, no temporary), the rest Eigen's blocked GEMM with the preallocated
+/// workspace.
 template <class Dst, class Lhs, class Rhs, class Workspace>
 void gemm_add(Dst& dst, const Lhs& a_lhs, const Rhs& a_rhs, typename Dst::Scalar alpha,
               Workspace& ws) {
