@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <hookfuse/hookfuse.hpp>
 #include <optional>
 #include <stdexcept>
@@ -347,6 +348,20 @@ struct WorkerSleep {
 };
 using Waiter = GlobalStepWaiterHook<WorkerStep, WorkerSleep, CapturingLogger>;
 }  // namespace
+
+TEST_CASE("ThreadSleep, the default sleep, returns at once for zero, negative and NaN seconds",
+          "[tf_hooks][global_step_waiter]") {
+  // The hook tests pass a fake sleep; this runs the real one (in the sanitizer build too) on the
+  // values it must not convert to a timespec, and once through nanosleep for one nanosecond.
+  const ThreadSleep sleep;
+  sleep(0.0);
+  sleep(-1.0);
+  sleep(-0.0);
+  sleep(std::nan(""));
+  sleep(-std::numeric_limits<double>::infinity());
+  sleep(1e-9);  // one nanosecond: the nanosleep path
+  SUCCEED("every call returned");
+}
 
 TEST_CASE("GlobalStepWaiterHook polls every 0.5 s until the step is reached, logging as TF",
           "[tf_hooks][global_step_waiter]") {

@@ -23,8 +23,11 @@
 #include "hookfuse/logging.hpp"
 
 #ifndef HOOKFUSE_EMBEDDED
-#include <chrono>
-#include <thread>
+#include <time.h>  // nanosleep (POSIX)
+
+#include <cerrno>
+#include <cmath>
+#include <ctime>
 #endif
 
 namespace hookfuse {
@@ -38,10 +41,25 @@ struct SessionGlobalStep {
 };
 
 #ifndef HOOKFUSE_EMBEDDED
-/// The default sleep of GlobalStepWaiterHook: std::this_thread::sleep_for(seconds).
+/// The default sleep of GlobalStepWaiterHook: blocks the calling thread for `seconds` (what
+/// std::this_thread::sleep_for does; POSIX nanosleep, resumed after a signal, so that this header
+/// does not pull <thread> into every translation unit of the umbrella header). Returns at once
+/// for 0, a negative value or NaN; sleeps at most 10^9 s.
 struct ThreadSleep {
   void operator()(double seconds) const {
-    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    if (!(seconds > 0.0)) return;
+    constexpr double max_seconds = 1e9;
+    const double whole = std::floor(seconds);
+    ::timespec left{};
+    if (whole >= max_seconds) {
+      left.tv_sec = static_cast<std::time_t>(max_seconds);
+    } else {
+      left.tv_sec = static_cast<std::time_t>(whole);
+      const double nanos = std::floor((seconds - whole) * 1e9);
+      left.tv_nsec = nanos > 999'999'999.0 ? 999'999'999L : static_cast<long>(nanos);
+    }
+    while (::nanosleep(&left, &left) != 0 && errno == EINTR) {
+    }
   }
 };
 #else

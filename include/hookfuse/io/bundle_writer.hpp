@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
-#include <ranges>
 #include <set>
 #include <string>
 #include <string_view>
@@ -26,6 +25,7 @@
 #include "hookfuse/io/bundle_entry.hpp"
 #include "hookfuse/io/bundle_paths.hpp"
 #include "hookfuse/io/crc32c.hpp"
+#include "hookfuse/io/detail/contiguous.hpp"
 #include "hookfuse/io/data_type.hpp"
 #include "hookfuse/io/detail/leveldb_files.hpp"
 #include "hookfuse/io/detail/posix_file.hpp"
@@ -81,12 +81,12 @@ class BundleWriter {
   /// Appends tensor `key` of TensorFlow shape `shape` ({} for a scalar), its elements in `data`
   /// (any contiguous range of float, double, int32 or int64: span, vector, array), row-major,
   /// shape.num_elements() of them. `key` is any non-empty byte string not added before.
-  template <std::ranges::contiguous_range R>
-  requires TensorElement<std::remove_cv_t<std::ranges::range_value_t<R>>>
+  template <detail::ContiguousRange R>
+  requires TensorElement<detail::contiguous_element_t<R>>
   void add(std::string_view key, const TensorShape& shape, const R& data) {
-    using T = std::remove_cv_t<std::ranges::range_value_t<R>>;
-    const auto count = static_cast<std::size_t>(std::ranges::size(data));
-    add_bytes(key, data_type_of<T>, shape, std::ranges::data(data), count * sizeof(T), count);
+    using T = detail::contiguous_element_t<R>;
+    const auto count = static_cast<std::size_t>(std::size(data));
+    add_bytes(key, data_type_of<T>, shape, std::data(data), count * sizeof(T), count);
   }
 
   /// Writes the index and makes the bundle durable and visible under its final names (see the

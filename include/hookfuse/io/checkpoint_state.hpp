@@ -17,10 +17,12 @@
 // save_relative_paths=True, as tf.train.CheckpointManager writes) and `tf.train.latest_checkpoint`.
 #pragma once
 
+#include <unistd.h>  // read
+
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <span>
 #include <string>
@@ -31,6 +33,7 @@
 #include "hookfuse/config.hpp"
 #include "hookfuse/errors.hpp"
 #include "hookfuse/io/atomic_file.hpp"
+#include "hookfuse/io/detail/posix_file.hpp"
 #include "hookfuse/io/detail/text_format.hpp"
 #include "hookfuse/io/errors.hpp"
 
@@ -156,19 +159,26 @@ inline std::optional<std::string> read_state_file(const std::filesystem::path& f
     ::hookfuse::detail::fail<IoError>(file.string() +
                                       ": not a regular file, expected a text "
                                       "CheckpointState");
-  std::ifstream in(file, std::ios::binary);
-  if (!in) ::hookfuse::detail::fail<IoError>("cannot open " + file.string() + " for reading");
+  // POSIX read(2) rather than std::ifstream: <fstream> is the only thing this layer would need
+  // it for, and every translation unit of the umbrella header would parse it.
+  int err = 0;
+  const Fd fd = open_read_only(file, err);
+  if (!fd) fail_io(file, "cannot open for reading", err);
   std::string text;
   char chunk[16384];
-  while (in) {  // in pieces, so that neither a huge file nor a growing one is read past the cap
-    in.read(chunk, sizeof chunk);
-    text.append(chunk, static_cast<std::size_t>(in.gcount()));
+  for (;;) {  // in pieces, so that neither a huge file nor a growing one is read past the cap
+    const ssize_t n = ::read(fd.get(), chunk, sizeof chunk);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail_io(file, "cannot read", errno);
+    }
+    if (n == 0) break;
+    text.append(chunk, static_cast<std::size_t>(n));
     if (text.size() > kMaxCheckpointStateBytes)
       ::hookfuse::detail::fail<DataLossError>(file.string() + ": larger than " +
                                               std::to_string(kMaxCheckpointStateBytes) +
                                               " bytes, not a checkpoint state file");
   }
-  if (in.bad()) ::hookfuse::detail::fail<IoError>("cannot read " + file.string());
   return text;
 }
 

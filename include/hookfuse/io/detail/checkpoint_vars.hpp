@@ -13,7 +13,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <ranges>
 #include <set>
 #include <span>
 #include <string>
@@ -55,7 +54,7 @@ template <class S>
   } else {
     const auto dims = s.dims();
     return TensorShape(
-        std::span<const std::int64_t>(std::ranges::data(dims), std::ranges::size(dims)));
+        std::span<const std::int64_t>(std::data(dims), std::size(dims)));
   }
 }
 
