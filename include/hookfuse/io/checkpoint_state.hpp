@@ -163,14 +163,14 @@ inline std::optional<std::string> read_state_file(const std::filesystem::path& f
   // it for, and every translation unit of the umbrella header would parse it.
   int err = 0;
   const Fd fd = open_read_only(file, err);
-  if (!fd) fail_io(file, "cannot open for reading", err);
+  if (!fd) fail_os("cannot open", file, err);
   std::string text;
   char chunk[16384];
   for (;;) {  // in pieces, so that neither a huge file nor a growing one is read past the cap
     const ssize_t n = ::read(fd.get(), chunk, sizeof chunk);
     if (n < 0) {
       if (errno == EINTR) continue;
-      fail_io(file, "cannot read", errno);
+      fail_os("cannot read", file, errno);
     }
     if (n == 0) break;
     text.append(chunk, static_cast<std::size_t>(n));
