@@ -1,4 +1,4 @@
-// expect: ContiguousRange<R>.*std::__cxx11::list<float>
+// expect: ContiguousRange<R>.*std::__cxx11::list<float
 // BundleWriter::add copies a tensor's elements from one block of memory: a std::list is not
 // a contiguous range, and the diagnostic names the constraint and the type.
 // Control: tests/compile_ok/bundle_writer_add_list.cpp (a std::vector instead).

@@ -20,8 +20,12 @@
 namespace hookfuse {
 
 namespace io {
-class SummaryWriter;
-class SummaryWriterCache;
+template <class>
+class BasicSummaryWriter;  // hookfuse/io/summary_writer.hpp
+using SummaryWriter = BasicSummaryWriter<void>;
+template <class>
+class BasicSummaryWriterCache;  // hookfuse/io/summary_writer_cache.hpp
+using SummaryWriterCache = BasicSummaryWriterCache<void>;
 }  // namespace io
 
 namespace detail {

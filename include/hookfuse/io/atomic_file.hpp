@@ -38,8 +38,8 @@ namespace hookfuse::io {
 namespace detail {
 
 /// "<what> <path>: <strerror(err)>", the text of every IoError raised here.
-inline std::string os_error_text(std::string_view what, const std::filesystem::path& path,
-                                 int err) {
+template <class = void>
+std::string os_error_text(std::string_view what, const std::filesystem::path& path, int err) {
   std::string text(what);
   text += ' ';
   text += path.string();
@@ -48,19 +48,21 @@ inline std::string os_error_text(std::string_view what, const std::filesystem::p
   return text;
 }
 
-[[noreturn]] inline void fail_os(std::string_view what, const std::filesystem::path& path,
-                                 int err) {
+template <class = void>
+[[noreturn]] void fail_os(std::string_view what, const std::filesystem::path& path, int err) {
   ::hookfuse::detail::fail<IoError>(os_error_text(what, path, err));
 }
 
 /// A process-wide counter that, with the pid, makes temporary names unique.
-inline std::uint64_t next_temp_serial() noexcept {
+template <class = void>
+std::uint64_t next_temp_serial() noexcept {
   static std::atomic<std::uint64_t> serial{0};
   return serial.fetch_add(1, std::memory_order_relaxed);
 }
 
 /// The directory part of `path` ("." for a bare file name), for the directory fsync.
-inline std::filesystem::path parent_or_dot(const std::filesystem::path& path) {
+template <class = void>
+std::filesystem::path parent_or_dot(const std::filesystem::path& path) {
   std::filesystem::path parent = path.parent_path();
   return parent.empty() ? std::filesystem::path(".") : parent;
 }
@@ -68,8 +70,8 @@ inline std::filesystem::path parent_or_dot(const std::filesystem::path& path) {
 /// fsync of a directory: makes a completed rename durable. File systems that cannot sync a
 /// directory (EINVAL, ENOTSUP) are accepted as they are: the rename is then as durable as
 /// that file system makes it.
-inline void sync_directory(const std::filesystem::path& dir,
-                           const std::filesystem::path& for_file) {
+template <class = void>
+void sync_directory(const std::filesystem::path& dir, const std::filesystem::path& for_file) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
     fail_os("renamed into place, but cannot open its directory to sync it, for", for_file, errno);
@@ -96,10 +98,11 @@ inline void sync_directory(const std::filesystem::path& dir,
 /// Errors (IoError, message "<what> <path>: <strerror>"): the directory is missing or is not a
 /// directory, not writable, the disk is full (ENOSPC) or a file size limit is hit (EFBIG), the
 /// rename fails (e.g. the final name is a directory). After an error the temporary is removed.
-class AtomicFileWriter {
+template <class = void>
+class BasicAtomicFileWriter {
  public:
   /// Creates the temporary `<path>.tmp-<pid>-<n>` next to `path` (mode 0666 before the umask).
-  explicit AtomicFileWriter(std::filesystem::path path) : path_(std::move(path)) {
+  explicit BasicAtomicFileWriter(std::filesystem::path path) : path_(std::move(path)) {
     temp_ = path_;
     temp_ += ".tmp-" + std::to_string(static_cast<long long>(::getpid())) + "-" +
              std::to_string(detail::next_temp_serial());
@@ -107,18 +110,18 @@ class AtomicFileWriter {
     if (fd_ < 0) detail::fail_os("cannot create a temporary file to write", path_, errno);
   }
 
-  AtomicFileWriter(const AtomicFileWriter&) = delete;
-  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
-  AtomicFileWriter(AtomicFileWriter&& other) noexcept
+  BasicAtomicFileWriter(const BasicAtomicFileWriter&) = delete;
+  BasicAtomicFileWriter& operator=(const BasicAtomicFileWriter&) = delete;
+  BasicAtomicFileWriter(BasicAtomicFileWriter&& other) noexcept
       : path_(std::move(other.path_)),
         temp_(std::move(other.temp_)),
         fd_(std::exchange(other.fd_, -1)),
         size_(other.size_),
         committed_(std::exchange(other.committed_, true)) {}
-  AtomicFileWriter& operator=(AtomicFileWriter&&) = delete;
+  BasicAtomicFileWriter& operator=(BasicAtomicFileWriter&&) = delete;
 
   /// Removes the temporary unless `commit` succeeded.
-  ~AtomicFileWriter() { abandon(); }
+  ~BasicAtomicFileWriter() { abandon(); }
 
   /// Appends `bytes`. Throws IoError (ENOSPC, EFBIG, EIO, ...) after removing the temporary.
   void write(std::span<const std::byte> bytes) {
@@ -194,19 +197,24 @@ class AtomicFileWriter {
   bool committed_ = false;
 };
 
+/// A class template only so that its member functions compile where they are used
+/// (docs/checkpoints.md, "Compile time").
+using AtomicFileWriter = BasicAtomicFileWriter<void>;
+
 /// Replaces the file at `path` with `bytes`, crash-safely (AtomicFileWriter: temporary, fsync,
 /// rename, directory fsync). Throws IoError naming `path` and the system's reason; the previous
 /// file under `path` is then untouched. Mirrors TensorFlow's
 /// `file_io.atomic_write_string_to_file(path, contents)`.
-inline void write_file_atomically(const std::filesystem::path& path,
-                                  std::span<const std::byte> bytes) {
+template <class = void>
+void write_file_atomically(const std::filesystem::path& path, std::span<const std::byte> bytes) {
   AtomicFileWriter out(path);
   out.write(bytes);
   out.commit();
 }
 
 /// write_file_atomically for text (written as is, no terminator).
-inline void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
+template <class = void>
+void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
   write_file_atomically(path, std::as_bytes(std::span(text.data(), text.size())));
 }
 

@@ -57,7 +57,8 @@ struct BundleHeader {
 
 /// BundleHeaderProto{num_shards: 1, endianness: LITTLE (default, omitted), version{producer: 1}}:
 /// the bytes 08 01 1a 02 08 01 of every TensorFlow checkpoint.
-[[nodiscard]] inline std::string encode_header() {
+template <class = void>
+[[nodiscard]] std::string encode_header() {
   std::string version;
   protozero::pbf_writer(version).add_int32(1, kTensorBundleVersion);
   std::string out;
@@ -70,7 +71,8 @@ struct BundleHeader {
 /// BundleEntryProto with proto3's rule that default values are not written: dtype, shape
 /// (always present, `12 00` for a scalar; a 0-sized dimension is an empty Dim), shard_id,
 /// offset and size when non-zero, crc32c as fixed32 when non-zero.
-[[nodiscard]] inline std::string encode_entry(const BundleEntry& e) {
+template <class = void>
+[[nodiscard]] std::string encode_entry(const BundleEntry& e) {
   std::string shape;
   {
     protozero::pbf_writer s(shape);
@@ -94,18 +96,21 @@ struct BundleHeader {
 // ---- decoding ---------------------------------------------------------------------------
 
 /// "0x1f273806": a CRC for messages.
-[[nodiscard]] inline std::string hex_u32(std::uint32_t v) {
+template <class = void>
+[[nodiscard]] std::string hex_u32(std::uint32_t v) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "0x%08x", static_cast<unsigned>(v));
   return buf;
 }
 
 /// Throws DataLossError "<where>: <what>".
-[[noreturn]] inline void fail_data_loss(const std::string& where, const std::string& what) {
+template <class = void>
+[[noreturn]] void fail_data_loss(const std::string& where, const std::string& what) {
   ::hookfuse::detail::fail<DataLossError>(where + ": " + what);
 }
 
-inline const char* wire_type_name(protozero::pbf_wire_type t) noexcept {
+template <class = void>
+const char* wire_type_name(protozero::pbf_wire_type t) noexcept {
   switch (t) {
     case protozero::pbf_wire_type::varint:
       return "0 (varint)";
@@ -122,8 +127,9 @@ inline const char* wire_type_name(protozero::pbf_wire_type t) noexcept {
 
 /// Checks the wire type of the current field before protozero reads it (protozero only
 /// asserts it, which release builds compile out).
-inline void expect_wire(const protozero::pbf_reader& r, protozero::pbf_wire_type expected,
-                        const std::string& where, const char* field) {
+template <class = void>
+void expect_wire(const protozero::pbf_reader& r, protozero::pbf_wire_type expected,
+                 const std::string& where, const char* field) {
   if (r.wire_type() != expected) {
     fail_data_loss(where, std::string(field) + " has wire type " + wire_type_name(r.wire_type()) +
                               ", expected " + wire_type_name(expected));
@@ -144,8 +150,9 @@ void for_each_field(std::string_view bytes, const std::string& where, const char
 }
 
 /// A varint field that must fit an int32 (enums, num_shards, version numbers).
-[[nodiscard]] inline std::int64_t get_int32_field(protozero::pbf_reader& r,
-                                                  const std::string& where, const char* field) {
+template <class = void>
+[[nodiscard]] std::int64_t get_int32_field(protozero::pbf_reader& r, const std::string& where,
+                                           const char* field) {
   expect_wire(r, protozero::pbf_wire_type::varint, where, field);
   const std::int64_t v = r.get_int64();
   if (v < std::numeric_limits<std::int32_t>::min() ||
@@ -155,7 +162,8 @@ void for_each_field(std::string_view bytes, const std::string& where, const char
   return v;
 }
 
-[[nodiscard]] inline BundleHeader decode_header(std::string_view bytes, const std::string& where) {
+template <class = void>
+[[nodiscard]] BundleHeader decode_header(std::string_view bytes, const std::string& where) {
   BundleHeader h;
   for_each_field(bytes, where, "BundleHeaderProto", [&](protozero::pbf_reader& r) {
     switch (r.tag()) {
@@ -195,7 +203,8 @@ void for_each_field(std::string_view bytes, const std::string& where, const char
 /// TensorShapeProto: repeated Dim dim = 2 {int64 size = 1; string name = 2}, bool unknown_rank = 3.
 /// A negative size (TensorFlow's "unknown") or an unknown rank is an error: a stored tensor's
 /// shape is always fully known.
-[[nodiscard]] inline TensorShape decode_shape(std::string_view bytes, const std::string& where) {
+template <class = void>
+[[nodiscard]] TensorShape decode_shape(std::string_view bytes, const std::string& where) {
   std::vector<std::int64_t> dims;
   for_each_field(bytes, where, "TensorShapeProto", [&](protozero::pbf_reader& r) {
     if (r.tag() == 2) {
@@ -234,8 +243,9 @@ void for_each_field(std::string_view bytes, const std::string& where, const char
 }
 
 /// BundleEntryProto, fields checked for their wire types; unknown fields are skipped.
-[[nodiscard]] inline BundleEntry decode_entry(std::string key, std::string_view bytes,
-                                              const std::string& where) {
+template <class = void>
+[[nodiscard]] BundleEntry decode_entry(std::string key, std::string_view bytes,
+                                       const std::string& where) {
   BundleEntry e;
   e.key = std::move(key);
   for_each_field(bytes, where, "BundleEntryProto", [&](protozero::pbf_reader& r) {

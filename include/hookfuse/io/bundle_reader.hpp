@@ -55,9 +55,10 @@ static_assert(std::endian::native == std::endian::little,
 /// pointing past the data file, malformed proto); io::IoError when the system refuses a read;
 /// hookfuse::ValueError for a lookup with the wrong element type or buffer size, or of a dtype
 /// hookfuse does not read.
-class BundleReader {
+template <class = void>
+class BasicBundleReader {
  public:
-  explicit BundleReader(std::filesystem::path prefix)
+  explicit BasicBundleReader(std::filesystem::path prefix)
       : prefix_(std::move(prefix)), index_path_(meta_filename(detail::absolute_path(prefix_))) {
     const std::string bytes = read_index_file();
     read_table(bytes);
@@ -351,5 +352,9 @@ class BundleReader {
   std::int32_t num_shards_ = 1;
   std::vector<BundleEntry> entries_;
 };
+
+/// A class template only so that its member functions compile where they are used
+/// (docs/checkpoints.md, "Compile time").
+using BundleReader = BasicBundleReader<void>;
 
 }  // namespace hookfuse::io

@@ -63,20 +63,21 @@ static_assert(std::endian::native == std::endian::little,
 /// the system's reason for a missing or unwritable directory, a full disk, a failed fsync or
 /// rename (the writer is then unusable); hookfuse::RuntimeError for add() or finish() after
 /// finish() or after an IoError.
-class BundleWriter {
+template <class = void>
+class BasicBundleWriter {
  public:
   /// Starts a bundle at `prefix` ("dir/model.ckpt-100"; the directory must exist): creates the
   /// temporary data file. Throws IoError naming the path when it cannot be created.
-  explicit BundleWriter(std::filesystem::path prefix)
+  explicit BasicBundleWriter(std::filesystem::path prefix)
       : prefix_(std::move(prefix)),
         abs_prefix_(detail::absolute_path(prefix_)),
         data_(std::make_unique<detail::TempFile>(data_filename(abs_prefix_))) {}
 
-  BundleWriter(const BundleWriter&) = delete;
-  BundleWriter& operator=(const BundleWriter&) = delete;
-  BundleWriter(BundleWriter&&) noexcept = default;
-  BundleWriter& operator=(BundleWriter&&) noexcept = default;
-  ~BundleWriter() = default;  // an unfinished writer's TempFile removes its temporary file
+  BasicBundleWriter(const BasicBundleWriter&) = delete;
+  BasicBundleWriter& operator=(const BasicBundleWriter&) = delete;
+  BasicBundleWriter(BasicBundleWriter&&) noexcept = default;
+  BasicBundleWriter& operator=(BasicBundleWriter&&) noexcept = default;
+  ~BasicBundleWriter() = default;  // an unfinished writer's TempFile removes its temporary file
 
   /// Appends tensor `key` of TensorFlow shape `shape` ({} for a scalar), its elements in `data`
   /// (any contiguous range of float, double, int32 or int64: span, vector, array), row-major,
@@ -209,5 +210,9 @@ class BundleWriter {
   std::set<std::string, std::less<>> keys_;
   State state_ = State::open;
 };
+
+/// A class template only so that its member functions compile where they are used
+/// (docs/checkpoints.md, "Compile time").
+using BundleWriter = BasicBundleWriter<void>;
 
 }  // namespace hookfuse::io

@@ -61,7 +61,8 @@ inline constexpr std::uintmax_t kMaxCheckpointStateBytes = 16u << 20;
 /// one `name: value` line per field value, in field-number order; strings double-quoted and
 /// C-escaped; doubles as Python's repr (1700000000.5, 1700000200.0, 1e+16); fields at their
 /// proto3 default (empty path, zero last_preserved_timestamp) omitted.
-[[nodiscard]] inline std::string format_checkpoint_state(const CheckpointState& state) {
+template <class = void>
+[[nodiscard]] std::string format_checkpoint_state(const CheckpointState& state) {
   std::string out;
   auto string_field = [&](std::string_view name, std::string_view value) {
     out += name;
@@ -91,8 +92,9 @@ inline constexpr std::uintmax_t kMaxCheckpointStateBytes = 16u << 20;
 /// written. Throws DataLossError "<file>:<line>:<column>: ..." naming the field for a syntax
 /// error, an unterminated string, a bad number, or a field CheckpointState does not have
 /// (TensorFlow's parser rejects unknown fields too). `file` only names the input in errors.
-[[nodiscard]] inline CheckpointState parse_checkpoint_state(std::string_view text,
-                                                            const std::string& file) {
+template <class = void>
+[[nodiscard]] CheckpointState parse_checkpoint_state(std::string_view text,
+                                                     const std::string& file) {
   CheckpointState state;
   detail::TextFormatScanner in(text, file);
   while (!in.at_end()) {
@@ -140,8 +142,8 @@ namespace detail {
 /// `p` as the state file stores it: relative to `dir` when it lies inside it (lexically),
 /// otherwise absolute. Both are file-system paths (absolute, or relative to the working
 /// directory).
-inline std::string state_file_path(const std::filesystem::path& p,
-                                   const std::filesystem::path& dir) {
+template <class = void>
+std::string state_file_path(const std::filesystem::path& p, const std::filesystem::path& dir) {
   const std::filesystem::path abs_p = std::filesystem::absolute(p).lexically_normal();
   const std::filesystem::path abs_dir = std::filesystem::absolute(dir).lexically_normal();
   const std::filesystem::path rel = abs_p.lexically_relative(abs_dir);
@@ -150,7 +152,8 @@ inline std::string state_file_path(const std::filesystem::path& p,
 }
 
 /// Reads a whole state file of at most kMaxCheckpointStateBytes; nullopt if it does not exist.
-inline std::optional<std::string> read_state_file(const std::filesystem::path& file) {
+template <class = void>
+std::optional<std::string> read_state_file(const std::filesystem::path& file) {
   std::error_code ec;
   const auto status = std::filesystem::status(file, ec);
   if (status.type() == std::filesystem::file_type::not_found) return std::nullopt;
@@ -190,7 +193,8 @@ inline std::optional<std::string> read_state_file(const std::filesystem::path& f
 /// a malformed file or one without model_checkpoint_path, IoError when it cannot be read.
 /// TensorFlow logs and ignores an unparsable file instead; here it is an error, so that a
 /// damaged directory is not silently restarted from scratch.
-[[nodiscard]] inline std::optional<CheckpointState> get_checkpoint_state(
+template <class = void>
+[[nodiscard]] std::optional<CheckpointState> get_checkpoint_state(
     const std::filesystem::path& checkpoint_dir,
     std::string_view latest_filename = kCheckpointStateFilename) {
   const std::filesystem::path file = checkpoint_dir / latest_filename;
@@ -221,12 +225,13 @@ inline std::optional<std::string> read_state_file(const std::filesystem::path& f
 /// does not match, hookfuse::RuntimeError when model_checkpoint_path is the state file itself,
 /// IoError (naming the file and the system's reason) when it cannot be written; the previous
 /// state file is then untouched.
-inline void update_checkpoint_state(
-    const std::filesystem::path& save_dir, const std::filesystem::path& model_checkpoint_path,
-    std::span<const std::filesystem::path> all_model_checkpoint_paths = {},
-    std::span<const double> all_model_checkpoint_timestamps = {},
-    double last_preserved_timestamp = 0.0,
-    std::string_view latest_filename = kCheckpointStateFilename) {
+template <class = void>
+void update_checkpoint_state(const std::filesystem::path& save_dir,
+                             const std::filesystem::path& model_checkpoint_path,
+                             std::span<const std::filesystem::path> all_model_checkpoint_paths = {},
+                             std::span<const double> all_model_checkpoint_timestamps = {},
+                             double last_preserved_timestamp = 0.0,
+                             std::string_view latest_filename = kCheckpointStateFilename) {
   if (model_checkpoint_path.empty())
     ::hookfuse::detail::fail<ValueError>("update_checkpoint_state: model_checkpoint_path is empty");
   const std::filesystem::path file = save_dir / latest_filename;
@@ -259,7 +264,8 @@ inline void update_checkpoint_state(
 /// the state file's model_checkpoint_path joined to the directory, returned only when
 /// `<prefix>.index` exists (V2 format; V1 files are not looked for). nullopt when there is no
 /// state file or the prefix's index is missing. Errors as get_checkpoint_state.
-[[nodiscard]] inline std::optional<std::filesystem::path> latest_checkpoint(
+template <class = void>
+[[nodiscard]] std::optional<std::filesystem::path> latest_checkpoint(
     const std::filesystem::path& checkpoint_dir,
     std::string_view latest_filename = kCheckpointStateFilename) {
   const std::optional<CheckpointState> state =

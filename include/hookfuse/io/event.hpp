@@ -60,7 +60,8 @@ struct Event {
 /// The protobuf bytes of `event` as TensorFlow serializes it: fields in ascending number,
 /// wall_time left out when 0.0 and step when 0 (proto3 defaults), the oneof member named by
 /// `event.what` always written (graph_def and the other undecoded members are written empty).
-[[nodiscard]] inline std::string serialize_event(const Event& event) {
+template <class = void>
+[[nodiscard]] std::string serialize_event(const Event& event) {
   std::string out;
   protozero::pbf_writer w(out);
   detail::proto::put_double(w, 1, event.wall_time);
@@ -105,7 +106,8 @@ struct Event {
 /// "<file>: record 3 at byte offset 120") when the bytes are not a well-formed Event: a length
 /// past the end, a bad varint, a known field with the wrong wire type, histogram buckets and
 /// limits of different lengths. Unknown fields are skipped, as protobuf does.
-[[nodiscard]] inline Event parse_event(std::string_view bytes, const std::string& where = "Event") {
+template <class = void>
+[[nodiscard]] Event parse_event(std::string_view bytes, const std::string& where = "Event") {
   using detail::proto::expect_wire;
   using protozero::pbf_wire_type;
   Event e;

@@ -26,7 +26,8 @@ namespace detail {
 /// again when folding) and gives up only after the 1551 push_backs, because the vector's memory
 /// outlives the evaluation. That cost 0.6 G front-end instructions in every translation unit
 /// including this header (4% of bench/compile/session_step.cpp through the umbrella header).
-inline std::vector<double> make_default_histogram_bucket_limits() {
+template <class = void>
+std::vector<double> make_default_histogram_bucket_limits() {
   std::vector<double> positive;
   for (double v = 1.0e-12; v < 1.0e20; v *= 1.1) positive.push_back(v);
   positive.push_back(DBL_MAX);
@@ -44,7 +45,8 @@ inline std::vector<double> make_default_histogram_bucket_limits() {
 /// grow by a factor 1.1 (by repeated multiplication, as TF computes them) while below 1e20,
 /// then DBL_MAX; the negative edges mirror them; 0 sits between. 774 edges per side below
 /// 1e20, so 2 * 775 + 1 = 1551 limits, from -DBL_MAX to DBL_MAX.
-[[nodiscard]] inline const std::vector<double>& default_histogram_bucket_limits() {
+template <class = void>
+[[nodiscard]] const std::vector<double>& default_histogram_bucket_limits() {
   static const std::vector<double> limits = detail::make_default_histogram_bucket_limits();
   return limits;
 }
@@ -52,9 +54,10 @@ inline std::vector<double> make_default_histogram_bucket_limits() {
 /// TensorFlow's `histogram::Histogram` over the default buckets: `add` puts a value in the
 /// first bucket whose limit is greater than it (so bucket i holds [limit[i-1], limit[i])) and
 /// tracks min, max, count, sum and sum of squares.
-class Histogram {
+template <class = void>
+class BasicHistogram {
  public:
-  Histogram() : counts_(default_histogram_bucket_limits().size(), 0.0) {}
+  BasicHistogram() : counts_(default_histogram_bucket_limits().size(), 0.0) {}
 
   void add(double value) {
     const auto& limits = default_histogram_bucket_limits();
@@ -104,6 +107,10 @@ class Histogram {
   double sum_ = 0.0;
   double sum_squares_ = 0.0;
 };
+
+/// A class template only so that its member functions compile where they are used
+/// (docs/checkpoints.md, "Compile time").
+using Histogram = BasicHistogram<void>;
 
 /// The HistogramProto that `tf.compat.v1.summary.histogram(tag, values)` writes for `values`
 /// (float or double). Throws ValueError, as TF's HistogramSummary op raises

@@ -51,7 +51,8 @@ namespace detail {
 
 /// The checkpoint prefix of `ckpt_dir_or_prefix`: a directory resolves through its state file
 /// (latest_checkpoint); NotFoundError when it has none.
-inline std::filesystem::path resolve_checkpoint(const std::filesystem::path& ckpt_dir_or_prefix) {
+template <class = void>
+std::filesystem::path resolve_checkpoint(const std::filesystem::path& ckpt_dir_or_prefix) {
   std::error_code ec;
   if (!std::filesystem::is_directory(ckpt_dir_or_prefix, ec)) return ckpt_dir_or_prefix;
   const std::optional<std::filesystem::path> latest = latest_checkpoint(ckpt_dir_or_prefix);

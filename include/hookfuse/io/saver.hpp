@@ -52,19 +52,22 @@ namespace hookfuse::io {
 namespace detail {
 
 /// Seconds since the Unix epoch (Python's time.time()), the state file's timestamps.
-inline double unix_time_seconds() {
+template <class = void>
+double unix_time_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 /// `p` absolute and lexically normal: one spelling per checkpoint, whatever the caller's.
-inline std::filesystem::path canonical_prefix(const std::filesystem::path& p) {
+template <class = void>
+std::filesystem::path canonical_prefix(const std::filesystem::path& p) {
   return absolute_path(p).lexically_normal();
 }
 
 /// Deletes checkpoint `prefix`: its index first (so no index outlives its data), then every
 /// `<prefix>.data-NNNNN-of-NNNNN` (TF's remove_checkpoint). Failures are logged and ignored,
 /// as TensorFlow does ("Ignoring: ...").
-inline void remove_checkpoint_files(const std::filesystem::path& prefix) {
+template <class = void>
+void remove_checkpoint_files(const std::filesystem::path& prefix) {
   std::error_code ec;
   std::filesystem::remove(meta_filename(prefix), ec);
   if (ec)
@@ -90,8 +93,9 @@ inline void remove_checkpoint_files(const std::filesystem::path& prefix) {
 /// BundleWriter), "<state file>.tmp-*" (state file temporaries, AtomicFileWriter), and
 /// "<basename>-*.data-NNNNN-of-NNNNN" files without their ".index" (a save killed between its
 /// two renames, or a deletion killed between its two unlinks: unreadable without the index).
-inline void remove_stale_files(const std::filesystem::path& dir, const std::string& basename,
-                               std::string_view state_filename) {
+template <class = void>
+void remove_stale_files(const std::filesystem::path& dir, const std::string& basename,
+                        std::string_view state_filename) {
   const std::string bundle_stem = basename + "-";
   const std::string state_stem = std::string(state_filename) + ".tmp-";
   std::vector<std::filesystem::path> stale;
@@ -120,7 +124,8 @@ inline void remove_stale_files(const std::filesystem::path& dir, const std::stri
 /// True when checkpoint `prefix` exists and holds exactly `views` (names, dtypes, shapes and
 /// bytes, CRCs checked): re-saving it (a restarted session saves the step it restored) then
 /// leaves the files alone, so that they are never missing for a moment.
-inline bool bundle_holds(const std::filesystem::path& prefix, const std::vector<VarView>& views) {
+template <class = void>
+bool bundle_holds(const std::filesystem::path& prefix, const std::vector<VarView>& views) {
   std::error_code ec;
   if (!std::filesystem::exists(meta_filename(prefix), ec)) return false;
   try {
@@ -151,7 +156,8 @@ inline bool bundle_holds(const std::filesystem::path& prefix, const std::vector<
 /// no longer listed (tf.train.CheckpointManager's rule, whose `last_preserved_timestamp` the
 /// state file carries, so that it survives restarts). max_to_keep <= 0 keeps every file and
 /// lists only the newest. Saving a prefix already remembered moves it to the end of the list.
-class Saver {
+template <class = void>
+class BasicSaver {
  public:
   /// The wall clock, seconds since the Unix epoch (default: the system clock). Tests inject
   /// a fake one.
@@ -161,7 +167,7 @@ class Saver {
   using warm_start_type = WarmStart;
 
   /// max_to_keep = 5, keep_checkpoint_every_n_hours = 10000 (TensorFlow's defaults).
-  Saver() : Saver(5, 10000.0) {}
+  BasicSaver() : BasicSaver(5, 10000.0) {}
 
   /// From any options struct with `max_to_keep` and `keep_checkpoint_every_n_hours` (the
   /// session's SaverOptions).
@@ -170,12 +176,12 @@ class Saver {
     static_cast<int>(o.max_to_keep);
     static_cast<double>(o.keep_checkpoint_every_n_hours);
   }
-  explicit Saver(const Options& options, WallClock clock = {})
-      : Saver(static_cast<int>(options.max_to_keep),
-              static_cast<double>(options.keep_checkpoint_every_n_hours), std::move(clock)) {}
+  explicit BasicSaver(const Options& options, WallClock clock = {})
+      : BasicSaver(static_cast<int>(options.max_to_keep),
+                   static_cast<double>(options.keep_checkpoint_every_n_hours), std::move(clock)) {}
 
   /// Throws hookfuse::ValueError when keep_checkpoint_every_n_hours is not positive.
-  Saver(int max_to_keep, double keep_checkpoint_every_n_hours, WallClock clock = {})
+  BasicSaver(int max_to_keep, double keep_checkpoint_every_n_hours, WallClock clock = {})
       : max_to_keep_(max_to_keep),
         keep_every_n_hours_(keep_checkpoint_every_n_hours),
         clock_(clock ? std::move(clock) : WallClock(detail::unix_time_seconds)) {
@@ -371,5 +377,9 @@ class Saver {
   std::vector<Kept> last_;
   std::set<std::filesystem::path> cleaned_dirs_;
 };
+
+/// A class template only so that its member functions compile where they are used
+/// (docs/checkpoints.md, "Compile time").
+using Saver = BasicSaver<void>;
 
 }  // namespace hookfuse::io

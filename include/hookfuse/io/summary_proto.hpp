@@ -133,8 +133,9 @@ enum class ScalarForm { tensor, simple_value };
 /// A scalar Summary.Value `tag` = `value`, stored as float32 (DT_FLOAT) in `form`. The tensor
 /// form carries metadata {plugin_data {plugin_name: "scalars"}} on every value, exactly as
 /// TensorFlow 2.x writes it (no content, no data_class).
-[[nodiscard]] inline SummaryValue scalar_value(std::string_view tag, double value,
-                                               ScalarForm form = ScalarForm::tensor) {
+template <class = void>
+[[nodiscard]] SummaryValue scalar_value(std::string_view tag, double value,
+                                        ScalarForm form = ScalarForm::tensor) {
   SummaryValue v;
   v.tag = std::string(tag);
   if (form == ScalarForm::simple_value) {

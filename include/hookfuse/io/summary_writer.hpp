@@ -86,12 +86,14 @@ struct SummaryWriterOptions {
 namespace hookfuse::io::detail::events {
 
 /// Process-wide counter of event files opened (TF 2's `ops.uid()` in the file name).
-inline std::atomic<long long>& file_counter() {
+template <class = void>
+std::atomic<long long>& file_counter() {
   static std::atomic<long long> counter{0};
   return counter;
 }
 
-inline std::string hostname() {
+template <class = void>
+std::string hostname() {
   char buf[256] = {};
   if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "localhost";
   return buf;
@@ -104,9 +106,9 @@ namespace hookfuse::io {
 /// The base name TensorFlow 2 gives an event file created at `seconds` (Unix time, whole
 /// seconds): `events.out.tfevents.<seconds, 10 digits zero-padded>.<hostname>.<pid>.<n><suffix>`,
 /// e.g. `events.out.tfevents.1585499054.host.11684.5.v2`.
-[[nodiscard]] inline std::string event_file_name(long long seconds, std::string_view hostname,
-                                                 long long pid, long long n,
-                                                 std::string_view suffix) {
+template <class = void>
+[[nodiscard]] std::string event_file_name(long long seconds, std::string_view hostname,
+                                          long long pid, long long n, std::string_view suffix) {
   char secs[32];
   std::snprintf(secs, sizeof secs, "%010lld", seconds);
   return "events.out.tfevents." + std::string(secs) + "." + std::string(hostname) + "." +
@@ -133,19 +135,20 @@ namespace hookfuse::io {
 /// SummaryWriterCache), so that every holder writes to the same file. After `close()` events
 /// are dropped with a warning, as TF 1's FileWriter does, until `reopen()` starts a new file.
 /// Not thread-safe: one thread at a time (hooks run on the session's thread).
-class SummaryWriter {
+template <class = void>
+class BasicSummaryWriter {
  public:
-  explicit SummaryWriter(std::filesystem::path logdir, SummaryWriterOptions options = {})
+  explicit BasicSummaryWriter(std::filesystem::path logdir, SummaryWriterOptions options = {})
       : logdir_(std::move(logdir)), options_(std::move(options)) {
     if (logdir_.empty()) {
       hookfuse::detail::fail<ValueError>("SummaryWriter: logdir is empty; expected a directory");
     }
     open_new_file();
   }
-  SummaryWriter(const SummaryWriter&) = delete;
-  SummaryWriter& operator=(const SummaryWriter&) = delete;
+  BasicSummaryWriter(const BasicSummaryWriter&) = delete;
+  BasicSummaryWriter& operator=(const BasicSummaryWriter&) = delete;
   /// Closes the file; a write error here is logged to stderr, not thrown.
-  ~SummaryWriter() {
+  ~BasicSummaryWriter() {
     try {
       close();
     } catch (const std::exception& e) {
@@ -290,11 +293,16 @@ class SummaryWriter {
   bool warned_closed_ = false;
 };
 
+/// A class template only so that its member functions compile where they are used
+/// (docs/checkpoints.md, "Compile time").
+using SummaryWriter = BasicSummaryWriter<void>;
+
 /// A new SummaryWriter for `logdir`, shared (TF 2's `tf.summary.create_file_writer`: every
 /// call opens a new file; use SummaryWriterCache for one writer per directory). Copies of the
 /// returned pointer are cheap and all write to the same file.
-[[nodiscard]] inline std::shared_ptr<SummaryWriter> create_file_writer(
-    std::filesystem::path logdir, SummaryWriterOptions options = {}) {
+template <class = void>
+[[nodiscard]] std::shared_ptr<SummaryWriter> create_file_writer(std::filesystem::path logdir,
+                                                                SummaryWriterOptions options = {}) {
   return std::make_shared<SummaryWriter>(std::move(logdir), std::move(options));
 }
 

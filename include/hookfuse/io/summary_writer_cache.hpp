@@ -22,7 +22,8 @@ namespace hookfuse::io {
 ///
 /// A hook stores the returned `std::shared_ptr<SummaryWriter>`: copying the hook copies the
 /// pointer, never opening a second file.
-class SummaryWriterCache {
+template <class = void>
+class BasicSummaryWriterCache {
  public:
   /// The writer for `logdir`, created with `options` on first use (later calls return the same
   /// writer and ignore `options`, as TensorFlow's cache ignores later arguments). Throws as the
@@ -69,5 +70,9 @@ class SummaryWriterCache {
     return s;
   }
 };
+
+/// A class template only so that its member functions compile where they are used
+/// (docs/checkpoints.md, "Compile time").
+using SummaryWriterCache = BasicSummaryWriterCache<void>;
 
 }  // namespace hookfuse::io

@@ -31,14 +31,18 @@ namespace detail {
 /// TensorFlow's `TensorShape` as stored in a checkpoint: the size of each dimension, outermost
 /// first (row-major). `TensorShape{}` is a scalar (rank 0, one element); `{0}` and `{3, 0}` are
 /// empty tensors. hookfuse keeps a bias as a [1, n] row in memory; its TensorFlow shape is {n}.
-class TensorShape {
+///
+/// A class template only so that its member functions are compiled where they are used (see
+/// "Compile time" in docs/checkpoints.md); use it as `TensorShape`.
+template <class = void>
+class BasicTensorShape {
  public:
   /// Rank 0: a scalar.
-  TensorShape() = default;
+  BasicTensorShape() = default;
   /// `TensorShape({784, 256})`; also what `add("w", {784, 256}, data)` builds.
-  TensorShape(std::initializer_list<std::int64_t> dims) : dims_(dims) {}
+  BasicTensorShape(std::initializer_list<std::int64_t> dims) : dims_(dims) {}
   /// From any sequence of dimension sizes (a std::vector, std::array or span of int64).
-  explicit TensorShape(std::span<const std::int64_t> dims) : dims_(dims.begin(), dims.end()) {}
+  explicit BasicTensorShape(std::span<const std::int64_t> dims) : dims_(dims.begin(), dims.end()) {}
 
   /// The rank (TensorFlow's `TensorShape::dims()`): 0 for a scalar.
   [[nodiscard]] int dims() const noexcept { return static_cast<int>(dims_.size()); }
@@ -71,10 +75,13 @@ class TensorShape {
     return s + ']';
   }
 
-  friend bool operator==(const TensorShape&, const TensorShape&) = default;
+  friend bool operator==(const BasicTensorShape&, const BasicTensorShape&) = default;
 
  private:
   std::vector<std::int64_t> dims_;
 };
+
+/// TensorFlow's `TensorShape` (see BasicTensorShape).
+using TensorShape = BasicTensorShape<void>;
 
 }  // namespace hookfuse::io

@@ -41,27 +41,32 @@ inline constexpr std::size_t kRecordHeaderBytes = 12;
 
 namespace hookfuse::io::detail::tfrecord {
 
-inline void put_le32(char* p, std::uint32_t v) {
+template <class = void>
+void put_le32(char* p, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xFFu);
 }
-inline void put_le64(char* p, std::uint64_t v) {
+template <class = void>
+void put_le64(char* p, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xFFu);
 }
-inline std::uint32_t get_le32(const unsigned char* p) {
+template <class = void>
+std::uint32_t get_le32(const unsigned char* p) {
   return std::uint32_t{p[0]} | (std::uint32_t{p[1]} << 8) | (std::uint32_t{p[2]} << 16) |
          (std::uint32_t{p[3]} << 24);
 }
-inline std::uint64_t get_le64(const unsigned char* p) {
+template <class = void>
+std::uint64_t get_le64(const unsigned char* p) {
   return std::uint64_t{get_le32(p)} | (std::uint64_t{get_le32(p + 4)} << 32);
 }
-inline std::string hex32(std::uint32_t v) {
+template <class = void>
+std::string hex32(std::uint32_t v) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "0x%08x", static_cast<unsigned>(v));
   return buf;
 }
 /// "<path>: <what>: <system reason>" for an IoError.
-inline std::string system_message(const std::filesystem::path& path, std::string_view what,
-                                  int err) {
+template <class = void>
+std::string system_message(const std::filesystem::path& path, std::string_view what, int err) {
   return path.string() + ": " + std::string(what) + ": " + std::generic_category().message(err);
 }
 
@@ -71,7 +76,8 @@ namespace hookfuse::io {
 
 /// Appends one framed record holding `payload` to `out` (length, masked CRC of the length,
 /// payload, masked CRC of the payload): `payload.size() + 16` bytes.
-inline void append_record(std::string& out, std::string_view payload) {
+template <class = void>
+void append_record(std::string& out, std::string_view payload) {
   using namespace detail::tfrecord;
   std::array<char, kRecordHeaderBytes> header{};
   put_le64(header.data(), payload.size());
@@ -89,14 +95,16 @@ inline void append_record(std::string& out, std::string_view payload) {
 /// complete records (only a kill during the write system call itself can cut one short, which
 /// RecordReader reports as a truncated final record). Every write is checked; failures throw
 /// IoError naming the path and the system's reason. Not copyable; movable.
-class RecordWriter {
+template <class = void>
+class BasicRecordWriter {
  public:
   /// Buffered bytes that trigger a write to the file without waiting for `flush()`: 1 MiB.
   static constexpr std::size_t kDefaultBufferBytes = std::size_t{1} << 20;
 
   /// Opens `path` for appending, creating it if absent (its directory must exist). Throws
   /// IoError naming the path when it cannot be opened for writing.
-  explicit RecordWriter(std::filesystem::path path, std::size_t buffer_bytes = kDefaultBufferBytes)
+  explicit BasicRecordWriter(std::filesystem::path path,
+                             std::size_t buffer_bytes = kDefaultBufferBytes)
       : path_(std::move(path)), buffer_bytes_(buffer_bytes) {
     file_ = std::fopen(path_.c_str(), "ab");
     if (file_ == nullptr) {
@@ -110,15 +118,15 @@ class RecordWriter {
     if (!ec) offset_ = size;
   }
 
-  RecordWriter(const RecordWriter&) = delete;
-  RecordWriter& operator=(const RecordWriter&) = delete;
-  RecordWriter(RecordWriter&& other) noexcept
+  BasicRecordWriter(const BasicRecordWriter&) = delete;
+  BasicRecordWriter& operator=(const BasicRecordWriter&) = delete;
+  BasicRecordWriter(BasicRecordWriter&& other) noexcept
       : path_(std::move(other.path_)),
         file_(std::exchange(other.file_, nullptr)),
         buffer_(std::move(other.buffer_)),
         buffer_bytes_(other.buffer_bytes_),
         offset_(other.offset_) {}
-  RecordWriter& operator=(RecordWriter&& other) noexcept {
+  BasicRecordWriter& operator=(BasicRecordWriter&& other) noexcept {
     if (this != &other) {
       close_quietly();
       path_ = std::move(other.path_);
@@ -131,7 +139,7 @@ class RecordWriter {
   }
   /// Writes what is buffered and closes the file; a failure here is logged to stderr, not
   /// thrown (call `close()` first to see it as an IoError).
-  ~RecordWriter() { close_quietly(); }
+  ~BasicRecordWriter() { close_quietly(); }
 
   /// Frames `payload` (any bytes, e.g. a serialized Event) as one record. Throws IoError when
   /// the writer is closed or a buffer write fails.
@@ -214,6 +222,10 @@ class RecordWriter {
   std::size_t records_ = 0;
 };
 
+/// A class template only so that its member functions compile where they are used
+/// (docs/checkpoints.md, "Compile time").
+using RecordWriter = BasicRecordWriter<void>;
+
 /// Reads TFRecord files, as TensorFlow's `tf.data.TFRecordDataset` / io::RecordReader
 /// (uncompressed): both CRCs of every record are checked. A corrupt record throws
 /// DataLossError naming the file, the record's index (from 0) and byte offset, and the field at
@@ -224,11 +236,12 @@ class RecordWriter {
 /// A length field is believed only after its CRC matched, and never beyond the bytes left in
 /// the file, so a corrupt or forged length cannot make the reader allocate more than the file
 /// holds.
-class RecordReader {
+template <class = void>
+class BasicRecordReader {
  public:
   /// Opens `path` for reading. Throws NotFoundError when it does not exist, IoError when it is
   /// not a regular file or cannot be opened.
-  explicit RecordReader(std::filesystem::path path) : path_(std::move(path)) {
+  explicit BasicRecordReader(std::filesystem::path path) : path_(std::move(path)) {
     std::error_code ec;
     const auto status = std::filesystem::status(path_, ec);
     if (!std::filesystem::exists(status)) {
@@ -248,9 +261,9 @@ class RecordReader {
       hookfuse::detail::fail<IoError>(path_.string() + ": cannot read its size: " + ec.message());
     }
   }
-  RecordReader(const RecordReader&) = delete;
-  RecordReader& operator=(const RecordReader&) = delete;
-  RecordReader(RecordReader&& other) noexcept
+  BasicRecordReader(const BasicRecordReader&) = delete;
+  BasicRecordReader& operator=(const BasicRecordReader&) = delete;
+  BasicRecordReader(BasicRecordReader&& other) noexcept
       : path_(std::move(other.path_)),
         file_(std::exchange(other.file_, nullptr)),
         size_(other.size_),
@@ -258,8 +271,8 @@ class RecordReader {
         index_(other.index_),
         truncated_(other.truncated_),
         done_(other.done_) {}
-  RecordReader& operator=(RecordReader&&) = delete;
-  ~RecordReader() {
+  BasicRecordReader& operator=(BasicRecordReader&&) = delete;
+  ~BasicRecordReader() {
     if (file_ != nullptr) std::fclose(file_);
   }
 
@@ -369,6 +382,10 @@ class RecordReader {
   bool done_ = false;
 };
 
+/// A class template only so that its member functions compile where they are used
+/// (docs/checkpoints.md, "Compile time").
+using RecordReader = BasicRecordReader<void>;
+
 /// Every complete record of the TFRecord file `path`, in order; warnings (a truncated final
 /// record) go to `logger`. Throws as RecordReader does.
 template <Logger L>
@@ -381,7 +398,8 @@ std::vector<std::string> read_records(const std::filesystem::path& path, L& logg
 }
 
 /// `read_records(path, logger)` logging to stderr.
-inline std::vector<std::string> read_records(const std::filesystem::path& path) {
+template <class = void>
+std::vector<std::string> read_records(const std::filesystem::path& path) {
   StderrLogger logger;
   return read_records(path, logger);
 }

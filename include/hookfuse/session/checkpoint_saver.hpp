@@ -66,7 +66,9 @@ struct SaverOptions {
 };
 
 namespace io {
-class Saver;  // hookfuse/io/saver.hpp
+template <class>
+class BasicSaver;  // hookfuse/io/saver.hpp
+using Saver = BasicSaver<void>;
 }  // namespace io
 
 /// The saver a session makes when SessionOptions gives none: io::Saver, TensorFlow's

@@ -107,7 +107,8 @@ template <class Vars>
 }
 
 /// Appends `v`'s values to a bundle under `key`.
-inline void add_to_bundle(BundleWriter& writer, std::string_view key, const VarView& v) {
+template <class = void>
+void add_to_bundle(BundleWriter& writer, std::string_view key, const VarView& v) {
   const auto n = static_cast<std::size_t>(v.shape.num_elements());
   auto add = [&]<class T>(const T*) {
     writer.add(key, v.shape, std::span<const T>(static_cast<const T*>(v.data), n));
@@ -137,7 +138,8 @@ struct TensorAssignment {
 };
 
 /// "'<var>' (<dtype> <shape>)", how messages name a variable.
-[[nodiscard]] inline std::string describe_var(const VarView& v) {
+template <class = void>
+[[nodiscard]] std::string describe_var(const VarView& v) {
   return "'" + std::string(v.name) + "' (" + describe_data_type(v.dtype) + " " +
          v.shape.debug_string() + ")";
 }
@@ -145,8 +147,9 @@ struct TensorAssignment {
 /// The reason tensor `a.tensor` of `reader` cannot be read into `a.var`, or "" when it can: it
 /// is missing, sliced, or has another dtype or TensorFlow shape, or the checkpoint holds the
 /// variable's conflicting_key (so the tensor means something else there).
-[[nodiscard]] inline std::string assignment_problem(const BundleReader& reader,
-                                                    const TensorAssignment& a) {
+template <class = void>
+[[nodiscard]] std::string assignment_problem(const BundleReader& reader,
+                                             const TensorAssignment& a) {
   const std::string var = describe_var(*a.var);
   if (!reader.contains(a.tensor))
     return "tensor '" + a.tensor + "' for variable " + var + " is not in the checkpoint";
@@ -168,9 +171,9 @@ struct TensorAssignment {
 /// listing every problem, NotFoundError when all are missing names, ValueError otherwise), then
 /// reads every tensor into a staging buffer (CRC32C checked: DataLossError), and only then
 /// copies the values into the variables. On any error no variable has been written.
-inline void read_all_or_nothing(const BundleReader& reader,
-                                const std::vector<TensorAssignment>& plan,
-                                const std::string& where) {
+template <class = void>
+void read_all_or_nothing(const BundleReader& reader, const std::vector<TensorAssignment>& plan,
+                         const std::string& where) {
   std::string problems;
   bool only_missing = true;
   for (const TensorAssignment& a : plan) {

@@ -23,9 +23,10 @@ namespace hookfuse::io::detail {
 
 /// leveldb::WritableFile appending to a TempFile. An IoError of the file is kept (error()) and
 /// returned to LevelDB as a Status, so no exception crosses LevelDB's frames.
-class TableSink final : public leveldb::WritableFile {
+template <class = void>
+class BasicTableSink final : public leveldb::WritableFile {
  public:
-  explicit TableSink(TempFile& file) noexcept : file_(file) {}
+  explicit BasicTableSink(TempFile& file) noexcept : file_(file) {}
 
   leveldb::Status Append(const leveldb::Slice& data) override {
     if (!error_.empty()) return leveldb::Status::IOError(error_);
@@ -50,15 +51,20 @@ class TableSink final : public leveldb::WritableFile {
   std::string error_;
 };
 
+/// A class template only so that its member functions compile where they are used
+/// (docs/checkpoints.md, "Compile time").
+using TableSink = BasicTableSink<void>;
+
 /// leveldb::RandomAccessFile over a whole file's bytes in memory. A read past the end is a
 /// Corruption status, never an out-of-bounds read. LevelDB asks for a block as its size plus the
 /// 5-byte trailer; a request for fewer bytes means that sum wrapped around (a forged block
 /// handle), which ReadBlock would then index out of bounds: it is refused here.
-class MemoryTableFile final : public leveldb::RandomAccessFile {
+template <class = void>
+class BasicMemoryTableFile final : public leveldb::RandomAccessFile {
  public:
   static constexpr std::size_t kBlockTrailerSize = 5;
 
-  explicit MemoryTableFile(std::string_view bytes) noexcept : bytes_(bytes) {}
+  explicit BasicMemoryTableFile(std::string_view bytes) noexcept : bytes_(bytes) {}
 
   leveldb::Status Read(std::uint64_t offset, std::size_t n, leveldb::Slice* result,
                        char* /*scratch*/) const override {
@@ -78,10 +84,15 @@ class MemoryTableFile final : public leveldb::RandomAccessFile {
   std::string_view bytes_;
 };
 
+/// A class template only so that its member functions compile where they are used
+/// (docs/checkpoints.md, "Compile time").
+using MemoryTableFile = BasicMemoryTableFile<void>;
+
 /// For the message of a corrupt index: the tensors whose entries sit in the damaged part
 /// (those after `after`), as far as a second pass without CRC checks can still list them.
-[[nodiscard]] inline std::string damaged_tensors(const std::string& bytes, const std::string& after,
-                                                 bool after_header) {
+template <class = void>
+[[nodiscard]] std::string damaged_tensors(const std::string& bytes, const std::string& after,
+                                          bool after_header) {
   std::string names;
   int listed = 0;
   try {

@@ -26,13 +26,14 @@
 namespace hookfuse::io::detail {
 
 /// The system's text for an errno value ("No space left on device").
-[[nodiscard]] inline std::string errno_text(int err) {
+template <class = void>
+[[nodiscard]] std::string errno_text(int err) {
   return std::generic_category().message(err);
 }
 
 /// Throws IoError "<path>: <what>: <reason for err>".
-[[noreturn]] inline void fail_io(const std::filesystem::path& path, const std::string& what,
-                                 int err) {
+template <class = void>
+[[noreturn]] void fail_io(const std::filesystem::path& path, const std::string& what, int err) {
   ::hookfuse::detail::fail<IoError>(path.string() + ": " + what + ": " + errno_text(err));
 }
 
@@ -68,15 +69,16 @@ class Fd {
 };
 
 /// Opens `path` read-only. Returns an empty Fd and sets `err` when it cannot.
-[[nodiscard]] inline Fd open_read_only(const std::filesystem::path& path, int& err) noexcept {
+template <class = void>
+[[nodiscard]] Fd open_read_only(const std::filesystem::path& path, int& err) noexcept {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   err = fd < 0 ? errno : 0;
   return Fd(fd);
 }
 
 /// Size in bytes of an open regular file; IoError naming `path` otherwise.
-[[nodiscard]] inline std::uint64_t regular_file_size(const Fd& fd,
-                                                     const std::filesystem::path& path) {
+template <class = void>
+[[nodiscard]] std::uint64_t regular_file_size(const Fd& fd, const std::filesystem::path& path) {
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) fail_io(path, "cannot stat", errno);
   if (!S_ISREG(st.st_mode)) {
@@ -87,8 +89,9 @@ class Fd {
 
 /// Reads exactly `size` bytes at `offset` into `out`. Returns false at a premature end of
 /// file (the caller reports truncation); IoError naming `path` on a read error.
-[[nodiscard]] inline bool pread_exact(const Fd& fd, const std::filesystem::path& path,
-                                      std::uint64_t offset, void* out, std::size_t size) {
+template <class = void>
+[[nodiscard]] bool pread_exact(const Fd& fd, const std::filesystem::path& path,
+                               std::uint64_t offset, void* out, std::size_t size) {
   auto* p = static_cast<unsigned char*>(out);
   while (size > 0) {
     const ssize_t n = ::pread(fd.get(), p, size, static_cast<off_t>(offset));
@@ -106,20 +109,23 @@ class Fd {
 
 /// `p` made absolute against the current directory (as given if that fails): files are named
 /// in full in messages, and a later chdir does not move where a writer renames its files.
-[[nodiscard]] inline std::filesystem::path absolute_path(const std::filesystem::path& p) {
+template <class = void>
+[[nodiscard]] std::filesystem::path absolute_path(const std::filesystem::path& p) {
   std::error_code ec;
   auto a = std::filesystem::absolute(p, ec);
   return ec ? p : a;
 }
 
 /// The folder holding `file` ("." for a bare name).
-[[nodiscard]] inline std::filesystem::path parent_dir(const std::filesystem::path& file) {
+template <class = void>
+[[nodiscard]] std::filesystem::path parent_dir(const std::filesystem::path& file) {
   auto dir = file.parent_path();
   return dir.empty() ? std::filesystem::path(".") : dir;
 }
 
 /// fsync of a directory, so that renames and unlinks in it are on disk. IoError naming it.
-inline void fsync_directory(const std::filesystem::path& dir) {
+template <class = void>
+void fsync_directory(const std::filesystem::path& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) fail_io(dir, "cannot open directory to fsync it", errno);
   Fd owned(fd);
@@ -131,9 +137,10 @@ inline void fsync_directory(const std::filesystem::path& dir) {
 /// Destroyed without commit(), it removes the temporary file: nothing partial is ever left
 /// under the final name. Every failure is an IoError naming the final path, the temporary one
 /// and the system's reason.
-class TempFile {
+template <class = void>
+class BasicTempFile {
  public:
-  explicit TempFile(std::filesystem::path final_path) : final_(std::move(final_path)) {
+  explicit BasicTempFile(std::filesystem::path final_path) : final_(std::move(final_path)) {
     std::random_device rd;
     const std::uint64_t r = (std::uint64_t{rd()} << 32) ^ rd() ^
                             (static_cast<std::uint64_t>(::getpid()) << 16) ^ ++counter();
@@ -145,9 +152,9 @@ class TempFile {
     fd_ = Fd(fd);
     buffer_.reserve(kBufferSize);
   }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  ~TempFile() { discard(); }
+  BasicTempFile(const BasicTempFile&) = delete;
+  BasicTempFile& operator=(const BasicTempFile&) = delete;
+  ~BasicTempFile() { discard(); }
 
   /// Appends `size` bytes (buffered).
   void append(const void* data, std::size_t size) {
@@ -228,5 +235,9 @@ class TempFile {
   std::uint64_t size_ = 0;
   bool committed_ = false;
 };
+
+/// A class template only so that its member functions compile where they are used
+/// (docs/checkpoints.md, "Compile time").
+using TempFile = BasicTempFile<void>;
 
 }  // namespace hookfuse::io::detail

@@ -15,8 +15,9 @@
 namespace hookfuse::io::detail {
 
 /// DataLossError "<at>: CRC32C mismatch over bytes [offset, +size): stored ..., computed ...".
-[[noreturn]] inline void fail_crc_mismatch(const std::string& at, const BundleEntry& e,
-                                           std::uint32_t actual) {
+template <class = void>
+[[noreturn]] void fail_crc_mismatch(const std::string& at, const BundleEntry& e,
+                                    std::uint32_t actual) {
   fail_data_loss(at, "CRC32C mismatch over bytes [" + std::to_string(e.offset) + ", +" +
                          std::to_string(e.size) + "): stored (masked) " + hex_u32(e.crc32c) +
                          ", computed (masked) " + hex_u32(mask_crc(actual)) +
@@ -26,9 +27,10 @@ namespace hookfuse::io::detail {
 // TensorFlow's string layout: one varint64 length per element, the masked CRC32C of the
 // lengths (each as uint32 LE, or uint64 when it does not fit), then the bytes of every
 // element. The entry's CRC continues from the lengths' CRC over those 4 bytes and the strings.
-[[nodiscard]] inline std::vector<std::string> decode_string_tensor(std::span<const std::byte> bytes,
-                                                                   const BundleEntry& e,
-                                                                   const std::string& at) {
+template <class = void>
+[[nodiscard]] std::vector<std::string> decode_string_tensor(std::span<const std::byte> bytes,
+                                                            const BundleEntry& e,
+                                                            const std::string& at) {
   const auto n = static_cast<std::uint64_t>(e.shape.num_elements());
   if (n > bytes.size()) {
     fail_data_loss(at, std::to_string(n) + " strings cannot fit in " +

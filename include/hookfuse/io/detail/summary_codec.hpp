@@ -22,14 +22,17 @@ namespace hookfuse::io::detail::proto {
 using protozero::pbf_wire_type;
 
 /// proto3 leaves a double out when its bits are all zero (-0.0 is written).
-inline void put_double(protozero::pbf_writer& w, protozero::pbf_tag_type tag, double v) {
+template <class = void>
+void put_double(protozero::pbf_writer& w, protozero::pbf_tag_type tag, double v) {
   if (std::bit_cast<std::uint64_t>(v) != 0) w.add_double(tag, v);
 }
-inline void put_string(protozero::pbf_writer& w, protozero::pbf_tag_type tag, std::string_view s) {
+template <class = void>
+void put_string(protozero::pbf_writer& w, protozero::pbf_tag_type tag, std::string_view s) {
   if (!s.empty()) w.add_string(tag, s.data(), s.size());
 }
 
-inline std::string encode(const TensorProto& t) {
+template <class = void>
+std::string encode(const TensorProto& t) {
   std::string out;
   protozero::pbf_writer w(out);
   if (t.dtype != 0) w.add_enum(1, t.dtype);
@@ -52,7 +55,8 @@ inline std::string encode(const TensorProto& t) {
   return out;
 }
 
-inline std::string encode(const HistogramProto& h) {
+template <class = void>
+std::string encode(const HistogramProto& h) {
   std::string out;
   protozero::pbf_writer w(out);
   put_double(w, 1, h.min);
@@ -65,7 +69,8 @@ inline std::string encode(const HistogramProto& h) {
   return out;
 }
 
-inline std::string encode(const SummaryMetadata& m) {
+template <class = void>
+std::string encode(const SummaryMetadata& m) {
   std::string out;
   protozero::pbf_writer w(out);
   if (!m.plugin_name.empty() || !m.plugin_content.empty()) {
@@ -81,7 +86,8 @@ inline std::string encode(const SummaryMetadata& m) {
   return out;
 }
 
-inline std::string encode(const SummaryValue& v) {
+template <class = void>
+std::string encode(const SummaryValue& v) {
   std::string out;
   protozero::pbf_writer w(out);
   put_string(w, 1, v.tag);
@@ -103,7 +109,8 @@ inline std::string encode(const SummaryValue& v) {
   return out;
 }
 
-inline std::string encode(const Summary& s) {
+template <class = void>
+std::string encode(const Summary& s) {
   std::string out;
   protozero::pbf_writer w(out);
   for (const SummaryValue& v : s.value) w.add_message(1, encode(v));
@@ -115,7 +122,8 @@ inline std::string encode(const Summary& s) {
 // DataLossError thrown on a field of the wrong wire type; protozero's own errors (a length past
 // the end, a varint too long) are turned into DataLossError by the caller (parse_event).
 
-inline const char* wire_type_name(pbf_wire_type t) {
+template <class = void>
+const char* wire_type_name(pbf_wire_type t) {
   switch (t) {
     case pbf_wire_type::varint:
       return "varint";
@@ -130,8 +138,9 @@ inline const char* wire_type_name(pbf_wire_type t) {
   }
 }
 
-inline void expect_wire(const protozero::pbf_reader& r, pbf_wire_type t, const std::string& where,
-                        const char* field) {
+template <class = void>
+void expect_wire(const protozero::pbf_reader& r, pbf_wire_type t, const std::string& where,
+                 const char* field) {
   if (r.wire_type() != t) {
     hookfuse::detail::fail<DataLossError>(
         where + "." + field + " (field " + std::to_string(r.tag()) + "): wire type " +
@@ -140,8 +149,9 @@ inline void expect_wire(const protozero::pbf_reader& r, pbf_wire_type t, const s
 }
 
 /// A repeated double, packed (wire type 2) or not (wire type 1), appended to `out`.
-inline void get_doubles(protozero::pbf_reader& r, std::vector<double>& out,
-                        const std::string& where, const char* field) {
+template <class = void>
+void get_doubles(protozero::pbf_reader& r, std::vector<double>& out, const std::string& where,
+                 const char* field) {
   if (r.wire_type() == pbf_wire_type::fixed64) {
     out.push_back(r.get_double());
     return;
@@ -150,8 +160,9 @@ inline void get_doubles(protozero::pbf_reader& r, std::vector<double>& out,
   for (double d : r.get_packed_double()) out.push_back(d);
 }
 
-inline void get_floats(protozero::pbf_reader& r, std::vector<float>& out, const std::string& where,
-                       const char* field) {
+template <class = void>
+void get_floats(protozero::pbf_reader& r, std::vector<float>& out, const std::string& where,
+                const char* field) {
   if (r.wire_type() == pbf_wire_type::fixed32) {
     out.push_back(r.get_float());
     return;
@@ -160,7 +171,8 @@ inline void get_floats(protozero::pbf_reader& r, std::vector<float>& out, const 
   for (float f : r.get_packed_float()) out.push_back(f);
 }
 
-inline TensorProto decode_tensor(protozero::pbf_reader r, const std::string& where) {
+template <class = void>
+TensorProto decode_tensor(protozero::pbf_reader r, const std::string& where) {
   TensorProto t;
   while (r.next()) {
     switch (r.tag()) {
@@ -201,7 +213,8 @@ inline TensorProto decode_tensor(protozero::pbf_reader r, const std::string& whe
   return t;
 }
 
-inline HistogramProto decode_histogram(protozero::pbf_reader r, const std::string& where) {
+template <class = void>
+HistogramProto decode_histogram(protozero::pbf_reader r, const std::string& where) {
   HistogramProto h;
   static constexpr const char* names[] = {"", "min", "max", "num", "sum", "sum_squares"};
   double* scalars[] = {nullptr, &h.min, &h.max, &h.num, &h.sum, &h.sum_squares};
@@ -226,7 +239,8 @@ inline HistogramProto decode_histogram(protozero::pbf_reader r, const std::strin
   return h;
 }
 
-inline SummaryMetadata decode_metadata(protozero::pbf_reader r, const std::string& where) {
+template <class = void>
+SummaryMetadata decode_metadata(protozero::pbf_reader r, const std::string& where) {
   SummaryMetadata m;
   while (r.next()) {
     switch (r.tag()) {
@@ -265,7 +279,8 @@ inline SummaryMetadata decode_metadata(protozero::pbf_reader r, const std::strin
   return m;
 }
 
-inline SummaryValue decode_value(protozero::pbf_reader r, const std::string& where) {
+template <class = void>
+SummaryValue decode_value(protozero::pbf_reader r, const std::string& where) {
   SummaryValue v;
   while (r.next()) {
     switch (r.tag()) {
@@ -305,7 +320,8 @@ inline SummaryValue decode_value(protozero::pbf_reader r, const std::string& whe
   return v;
 }
 
-inline Summary decode_summary(protozero::pbf_reader r, const std::string& where) {
+template <class = void>
+Summary decode_summary(protozero::pbf_reader r, const std::string& where) {
   Summary s;
   while (r.next()) {
     if (r.tag() != 1) {

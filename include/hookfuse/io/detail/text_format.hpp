@@ -26,7 +26,8 @@
 namespace hookfuse::io::detail {
 
 /// Appends `bytes` C-escaped as protobuf's Python text_format prints a string field.
-inline void append_c_escaped(std::string& out, std::string_view bytes) {
+template <class = void>
+void append_c_escaped(std::string& out, std::string_view bytes) {
   for (const char ch : bytes) {
     const auto c = static_cast<unsigned char>(ch);
     switch (c) {
@@ -64,7 +65,8 @@ inline void append_c_escaped(std::string& out, std::string_view bytes) {
 /// Appends `v` as Python's `repr(float)` writes it (shortest round-trip digits; fixed notation
 /// when 1e-4 <= |v| < 1e16, with ".0" for whole numbers; otherwise `d.ddde+XX`): 1700000000.5,
 /// 1700000200.0, 1e+16, 1.5e-05, inf, -inf, nan.
-inline void append_python_repr(std::string& out, double v) {
+template <class = void>
+void append_python_repr(std::string& out, double v) {
   if (std::isnan(v)) {
     out += "nan";
     return;
@@ -120,9 +122,10 @@ inline void append_python_repr(std::string& out, double v) {
 }
 
 /// A bounds-checked cursor over text-format input. `file` names the input in errors.
-class TextFormatScanner {
+template <class = void>
+class BasicTextFormatScanner {
  public:
-  TextFormatScanner(std::string_view text, std::string file)
+  BasicTextFormatScanner(std::string_view text, std::string file)
       : text_(text), file_(std::move(file)) {}
 
   /// Skips whitespace and `#` comments (to the end of the line).
@@ -342,5 +345,9 @@ class TextFormatScanner {
   std::string file_;
   std::size_t pos_ = 0;
 };
+
+/// A class template only so that its member functions compile where they are used
+/// (docs/checkpoints.md, "Compile time").
+using TextFormatScanner = BasicTextFormatScanner<void>;
 
 }  // namespace hookfuse::io::detail
