@@ -184,7 +184,7 @@ class BasicSaver {
   BasicSaver(int max_to_keep, double keep_checkpoint_every_n_hours, WallClock clock = {})
       : max_to_keep_(max_to_keep),
         keep_every_n_hours_(keep_checkpoint_every_n_hours),
-        clock_(clock ? std::move(clock) : WallClock(detail::unix_time_seconds)) {
+        clock_(clock ? std::move(clock) : WallClock(detail::unix_time_seconds<>)) {
     if (!(keep_every_n_hours_ > 0.0))
       ::hookfuse::detail::fail<ValueError>(
           "Saver: keep_checkpoint_every_n_hours must be positive, got " +
