@@ -455,16 +455,32 @@ constexpr auto build_entries(std::type_identity<FlatTupleImpl<std::index_sequenc
       FlatLeaf<I, Es>{Es{*static_cast<const typename Es::payload_type*>(payloads[I])}}...};
 }
 
-/// The finished tape (its entries in one FlatTuple) of `loss` followed by `fetches`, and the
+/// The finished tape of the loss L followed by the fetches Fs: its entries in one FlatTuple
+/// (entries_type) and its names with their positions (names_type). A class named after the
+/// expressions, not Tape<entries, names>: the Graph's type, and so the symbol of each of its
+/// member functions, then spells the model as its expression does, each name once, instead of
+/// every entry and every name again (twice the characters). GCC's mangler looks each character
+/// of a name up in the list of the symbol's components so far, so a symbol's cost grows with the
+/// square of the model's size, and halving what it spells halves that (bench/README.md,
+/// "Sixteenth cut").
+template <class L, class... Fs>
+struct BoundTape {
+  using listed_type = typename flatten_all<Tape<EntryNil, NameList<>>, L, Fs...>::tape;
+  using entries_type = typename entries_to_tuple<typename listed_type::entries_type>::type;
+  using names_type = typename bound_names<typename listed_type::names_type>::type;
+  entries_type entries;
+};
+
+/// The finished tape (BoundTape) of `loss` followed by `fetches`, and the
 /// loss's position on it. The tape's type comes from flatten in unevaluated context; its values
 /// are written once, each into its place. Throws ValueError when a name met again names another
 /// object (check_same_name).
 template <class L, class... Fs>
 auto bind_tape(const L& loss, const Fs&... fetches) {
   using Start = Tape<EntryNil, NameList<>>;
-  using Listed = typename flatten_all<Start, L, Fs...>::tape;
-  using Entries = typename entries_to_tuple<typename Listed::entries_type>::type;
-  using Final = Tape<Entries, typename bound_names<typename Listed::names_type>::type>;
+  using Final = BoundTape<L, Fs...>;
+  using Listed = typename Final::listed_type;
+  using Entries = typename Final::entries_type;
   std::array<const void*, Listed::entries_type::size> payloads{};
   std::array<SeenName, name_count<typename Listed::names_type>> names{};
   TapeWalk walk{payloads.data(), names.data()};
