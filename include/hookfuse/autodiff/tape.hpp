@@ -461,11 +461,13 @@ constexpr auto build_entries(std::type_identity<FlatTupleImpl<std::index_sequenc
 /// member functions, then spells the model as its expression does, each name once, instead of
 /// every entry and every name again (twice the characters). GCC's mangler looks each character
 /// of a name up in the list of the symbol's components so far, so a symbol's cost grows with the
-/// square of the model's size, and halving what it spells halves that (bench/README.md,
-/// "Sixteenth cut").
+/// square of the model's size; spelling the model once cut the mangler's work on a 32-layer
+/// model by 30% (bench/README.md, "Sixteenth cut"). start_type is the empty tape flatten starts
+/// from (bind_tape finds the loss's position from it too).
 template <class L, class... Fs>
 struct BoundTape {
-  using listed_type = typename flatten_all<Tape<EntryNil, NameList<>>, L, Fs...>::tape;
+  using start_type = Tape<EntryNil, NameList<>>;
+  using listed_type = typename flatten_all<start_type, L, Fs...>::tape;
   using entries_type = typename entries_to_tuple<typename listed_type::entries_type>::type;
   using names_type = typename bound_names<typename listed_type::names_type>::type;
   entries_type entries;
@@ -477,8 +479,8 @@ struct BoundTape {
 /// object (check_same_name).
 template <class L, class... Fs>
 auto bind_tape(const L& loss, const Fs&... fetches) {
-  using Start = Tape<EntryNil, NameList<>>;
   using Final = BoundTape<L, Fs...>;
+  using Start = typename Final::start_type;
   using Listed = typename Final::listed_type;
   using Entries = typename Final::entries_type;
   std::array<const void*, Listed::entries_type::size> payloads{};
