@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include "error_of.hpp"
+#include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "hookfuse/autodiff.hpp"
 
@@ -88,4 +90,48 @@ TEST_CASE("names: two placeholders x of different widths are a ValueError", "[na
   CHECK_THAT(what, Contains("Placeholder x already exists, disallowed"));
   hf::Placeholder<"x", float, hf::Dynamic> x3b{.cols = 3};  // the same placeholder, by value
   CHECK_NOTHROW(hf::bind(2, loss, hf::named<"metric">(hf::reduce_sum(x3b))));
+}
+
+// Variable, Placeholder and Named carry their name as detail::packed_name_t<Name> (the characters
+// eight to a 64-bit word, first character in the lowest byte), which keeps the symbols of a large
+// model short. The name must come back unchanged, and two names must give two types exactly when
+// their characters differ.
+TEST_CASE("names: a name packed into words comes back unchanged, one type per name", "[names]") {
+  using hf::detail::packed_name;
+  using hf::detail::packed_name_t;
+  // By hand: 'a' = 0x61, 'b' = 0x62; "ab" is one word 0x6261. "abcdefgh" fills a word exactly
+  // (0x6867666564636261); "abcdefghi" spills 'i' (0x69) into a second word. "" has no word.
+  STATIC_REQUIRE(std::is_same_v<packed_name_t<"ab">, packed_name<0x6261>>);
+  STATIC_REQUIRE(std::is_same_v<packed_name_t<"abcdefgh">, packed_name<0x6867666564636261>>);
+  STATIC_REQUIRE(
+      std::is_same_v<packed_name_t<"abcdefghi">, packed_name<0x6867666564636261, 0x69>>);
+  STATIC_REQUIRE(std::is_same_v<packed_name_t<"">, packed_name<>>);
+  // Round trips, lengths 0 to 17 around the word boundaries, and bytes above 0x7f (UTF-8).
+  STATIC_REQUIRE(packed_name_t<"">::value == hf::fixed_string(""));
+  STATIC_REQUIRE(packed_name_t<"w">::value == hf::fixed_string("w"));
+  STATIC_REQUIRE(packed_name_t<"kernel7">::value == hf::fixed_string("kernel7"));
+  STATIC_REQUIRE(packed_name_t<"dense_03">::value == hf::fixed_string("dense_03"));
+  STATIC_REQUIRE(packed_name_t<"dense_03/">::value == hf::fixed_string("dense_03/"));
+  STATIC_REQUIRE(packed_name_t<"dense_03/kernel">::value == hf::fixed_string("dense_03/kernel"));
+  STATIC_REQUIRE(packed_name_t<"dense_03/kernel1">::value ==
+                 hf::fixed_string("dense_03/kernel1"));
+  STATIC_REQUIRE(packed_name_t<"dense_03/kernel12">::value ==
+                 hf::fixed_string("dense_03/kernel12"));
+  STATIC_REQUIRE(packed_name_t<"caf\xc3\xa9">::value == hf::fixed_string("caf\xc3\xa9"));
+  STATIC_REQUIRE(sizeof(packed_name_t<"dense_03/kernel">::value) == sizeof("dense_03/kernel"));
+  // What the model types report.
+  STATIC_REQUIRE(hf::Variable<"dense_03/kernel", float, 2, 3>::name.view() == "dense_03/kernel");
+  STATIC_REQUIRE(hf::Placeholder<"labels", std::int32_t, 1>::name.view() == "labels");
+  STATIC_REQUIRE(hf::Named<"logits", hf::Input<hf::Placeholder<"x", float, 2>>>::name.view() ==
+                 "logits");
+  // One type per name: a prefix, a name one word longer, one byte changed in the second word.
+  STATIC_REQUIRE(!std::is_same_v<hf::Variable<"w", float, 1, 1>, hf::Variable<"ww", float, 1, 1>>);
+  STATIC_REQUIRE(!std::is_same_v<hf::Variable<"abcdefgh", float, 1, 1>,
+                                 hf::Variable<"abcdefghi", float, 1, 1>>);
+  STATIC_REQUIRE(!std::is_same_v<hf::Variable<"dense_01/kernel", float, 1, 1>,
+                                 hf::Variable<"dense_01/kernem", float, 1, 1>>);
+  STATIC_REQUIRE(std::is_same_v<hf::Variable<"dense_01/kernel", float, 1, 1>,
+                                hf::Variable<hf::concat(hf::fixed_string("dense_01"),
+                                                        hf::fixed_string("/kernel")),
+                                             float, 1, 1>>);
 }

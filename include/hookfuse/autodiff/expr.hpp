@@ -99,25 +99,28 @@ struct Node : detail::NodeFacts<Op::dims(Cs::dims...),
 /// A named tensor, like the `name=` of a TensorFlow op: the name hooks fetch ("loss"). A named
 /// node used several times in a model is one node: evaluated once per forward pass, and its
 /// adjoint is the sum of what every use contributes.
-template <fixed_string Name, class E>
-struct Named {
+/// Named<Name, E> is BasicNamed<detail::packed_name_t<Name>, E> (see packed_name).
+template <class NameType, class E>
+struct BasicNamed {
   using is_hookfuse_expression = void;
   using scalar = typename E::scalar;
   static constexpr Dims dims = E::dims;
   static constexpr bool requires_grad = E::requires_grad;
-  static constexpr auto name = Name;
+  static constexpr auto name = NameType::value;
   E expr;
 };
+template <fixed_string Name, class E>
+using Named = BasicNamed<detail::packed_name_t<Name>, E>;
 
 namespace detail {
 template <class T>
 struct is_variable : std::false_type {};
-template <fixed_string N, class S, int R, int C, int K>
-struct is_variable<Variable<N, S, R, C, K>> : std::true_type {};
+template <class N, class S, int R, int C, int K>
+struct is_variable<BasicVariable<N, S, R, C, K>> : std::true_type {};
 template <class T>
 struct is_placeholder : std::false_type {};
-template <fixed_string N, class S, int C, int R>
-struct is_placeholder<Placeholder<N, S, C, R>> : std::true_type {};
+template <class N, class S, int C, int R>
+struct is_placeholder<BasicPlaceholder<N, S, C, R>> : std::true_type {};
 }  // namespace detail
 
 /// What model-building functions accept: an expression, a Variable (by reference) or a

@@ -129,8 +129,8 @@ template <class List, Kind K, fixed_string Tag, class T>
 struct collect<List, Summary<K, Tag, T>> {
   using type = typename add_spec<typename collect<List, T>::type, Spec<K, Tag, T::name>>::type;
 };
-template <class List, fixed_string N, class X>
-struct collect<List, Named<N, X>> : collect<List, X> {};
+template <class List, class N, class X>
+struct collect<List, BasicNamed<N, X>> : collect<List, X> {};
 template <class List, class Op, class... Cs>
 struct collect<List, Node<Op, Cs...>> : collect_all<List, Cs...> {};
 

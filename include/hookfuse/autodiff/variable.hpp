@@ -17,8 +17,11 @@ namespace hookfuse {
 ///   2 (the default): [R, C], a kernel [In, Out];
 ///   1: [C], for a one-dimensional TensorFlow variable (a bias), kept as a [1, C] row here (R = 1);
 ///   0: [], a scalar, kept as [1, 1] (R = C = 1).
-template <fixed_string Name, class Scalar, int R, int C, int Rank = 2>
-class Variable {
+/// Variable<Name, ...> is BasicVariable<detail::packed_name_t<Name>, ...> (see packed_name: the
+/// name spelled in words, which keeps the symbols of a large model short); `name` is the
+/// fixed_string.
+template <class NameType, class Scalar, int R, int C, int Rank = 2>
+class BasicVariable {
  public:
   static_assert(std::is_floating_point_v<Scalar>, "hookfuse: a Variable holds float or double");
   static_assert(Rank >= 0 && Rank <= 2, "hookfuse: a Variable's TensorFlow rank is 0, 1 or 2");
@@ -28,17 +31,17 @@ class Variable {
   static_assert(Rank != 0 || C == 1, "hookfuse: a Variable of TensorFlow rank 0 is [1, 1]");
   using scalar = Scalar;
   using matrix_type = detail::matrix_t<Scalar, R, C>;
-  static constexpr auto name = Name;
+  static constexpr auto name = NameType::value;
   static constexpr int rows_at_compile_time = R;
   static constexpr int cols_at_compile_time = C;
   /// The TensorFlow rank (see above): what a checkpoint records as the variable's shape.
   static constexpr int tf_rank = Rank;
 
-  Variable() requires(R != Dynamic && C != Dynamic) : value(), grad() {
+  BasicVariable() requires(R != Dynamic && C != Dynamic) : value(), grad() {
     value.setZero();
     grad.setZero();
   }
-  Variable(Index rows, Index cols) : value(rows, cols), grad(rows, cols) {
+  BasicVariable(Index rows, Index cols) : value(rows, cols), grad(rows, cols) {
     value.setZero();
     grad.setZero();
   }
@@ -52,17 +55,24 @@ class Variable {
   matrix_type grad;
 };
 
+template <fixed_string Name, class Scalar, int R, int C, int Rank = 2>
+using Variable = BasicVariable<detail::packed_name_t<Name>, Scalar, R, C, Rank>;
+
 /// An input fed from outside for each step, like tf.compat.v1.placeholder: a [batch, C] matrix of
 /// `Scalar`; rows are the batch (R = Dynamic: any batch up to the bound capacity).
 /// Integer placeholders (labels) use Scalar = std::int32_t and C = 1: a [batch] vector.
-template <fixed_string Name, class Scalar, int C, int R = Dynamic>
-struct Placeholder {
+/// Placeholder<Name, ...> is BasicPlaceholder<detail::packed_name_t<Name>, ...>, as for Variable.
+template <class NameType, class Scalar, int C, int R = Dynamic>
+struct BasicPlaceholder {
   using scalar = Scalar;
-  static constexpr auto name = Name;
+  static constexpr auto name = NameType::value;
   static constexpr int rows_at_compile_time = R;
   static constexpr int cols_at_compile_time = C;
   /// Number of columns when C is Dynamic.
   Index cols = C == Dynamic ? 0 : C;
 };
+
+template <fixed_string Name, class Scalar, int C, int R = Dynamic>
+using Placeholder = BasicPlaceholder<detail::packed_name_t<Name>, Scalar, C, R>;
 
 }  // namespace hookfuse
