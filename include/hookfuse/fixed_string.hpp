@@ -49,17 +49,19 @@ namespace detail {
 /// numbers instead of 16 literals. `value` gives the name back as a fixed_string.
 template <std::uint64_t... Words>
 struct packed_name {
+  /// Character i (0 <= i < 8 * sizeof...(Words)), or '\0' in the padding.
+  static constexpr char at(std::size_t i) {
+    constexpr std::uint64_t words[sizeof...(Words) + 1] = {Words..., 0};  // + 1: no Words
+    return static_cast<char>((words[i / 8] >> (8 * (i % 8))) & 0xffu);
+  }
   static constexpr std::size_t length = [] {
-    constexpr std::uint64_t words[sizeof...(Words) + 1] = {Words..., 0};
     std::size_t n = 0;
-    while (n < 8 * sizeof...(Words) && ((words[n / 8] >> (8 * (n % 8))) & 0xffu) != 0) ++n;
+    while (n < 8 * sizeof...(Words) && at(n) != '\0') ++n;
     return n;
   }();
   static constexpr fixed_string<length + 1> value = [] {
-    constexpr std::uint64_t words[sizeof...(Words) + 1] = {Words..., 0};
     fixed_string<length + 1> out;
-    for (std::size_t i = 0; i < length; ++i)
-      out.data[i] = static_cast<char>((words[i / 8] >> (8 * (i % 8))) & 0xffu);
+    for (std::size_t i = 0; i < length; ++i) out.data[i] = at(i);
     return out;
   }();
 };
