@@ -50,6 +50,17 @@
 #define HOOKFUSE_COLD
 #endif
 
+/// Keeps a function out of line: one that runs once (at bind) and whose body, inlined into its
+/// caller, would make one function large enough for the optimiser's per-function work to grow
+/// faster than the function (bench/README.md, "Eighteenth cut"). Unlike HOOKFUSE_COLD it leaves
+/// the function's callers as they were: the compiler's guess of what runs often, and so the code
+/// of the training step, does not change.
+#if defined(__GNUC__) || defined(__clang__)
+#define HOOKFUSE_NOINLINE [[gnu::noinline]]
+#else
+#define HOOKFUSE_NOINLINE
+#endif
+
 /// Marks a small forwarding function of the fused step (a per-hook lambda of the event folds)
 /// that must always be inlined: GCC otherwise keeps some of these wrappers, one per hook type,
 /// as functions until its inter-procedural inliner runs, where they count against the

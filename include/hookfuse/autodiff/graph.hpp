@@ -91,7 +91,10 @@ struct OpSlot {
   struct NoAdjoint {};
   std::conditional_t<RG, Buffer<S, D.rows, D.cols>, NoAdjoint> adj;
   template <class E>
-  explicit OpSlot(const E&) {}
+  explicit OpSlot(const E&) : OpSlot() {}
+  /// Out of line (HOOKFUSE_NOINLINE): one function per scalar, dims and RG, which
+  /// Graph::make_slots calls for each op's slot instead of inlining its stores (see there).
+  HOOKFUSE_NOINLINE OpSlot() {}
   Shape shape() const { return val.shape(); }
   auto value() { return val.view(); }
   auto adjoint() { return adj.view(); }
@@ -779,8 +782,17 @@ class Graph {
       detail::fail_feeds<ShapeError>(states.data(), states.size(), in_set.data(), {}, true);
     }
   }
+  // make_slots and make_kernels run once, at bind, and write one slot or kernel per tape entry
+  // into the Graph: a few stores each, a thousand for a 32-layer model. Inlined into the
+  // constructor, with every op slot's stores inlined into them, they made one function whose
+  // value numbering and alias walks (each load checked against the stores before it) grew
+  // faster than the model. Both out of line (HOOKFUSE_NOINLINE), each op slot built by a call
+  // to OpSlot's out-of-line constructor, the 32-layer bench/compile/layers_n.cpp compiles in
+  // 14% fewer instructions at -O3 and the training step's code is unchanged (bench/README.md,
+  // "Eighteenth cut"). Not HOOKFUSE_COLD: that also made the compiler treat the code around
+  // bind as rarely run, and Adam's step took 1.6% more instructions.
   template <class Entries, std::size_t... I>
-  static auto make_slots(const Entries& e, std::index_sequence<I...>) {
+  HOOKFUSE_NOINLINE static auto make_slots(const Entries& e, std::index_sequence<I...>) {
     // Each slot is constructed in place from its entry: no temporary copy of its buffers (on a
     // microcontroller the stack would need room for a second graph).
     return detail::FlatTupleImpl<std::index_sequence<I...>,
@@ -797,7 +809,7 @@ class Graph {
     using type = typename Op::template kernel<S, D, std::tuple_element_t<Cs, entries_type>::dims...>;
   };
   template <class Entries, std::size_t... I>
-  static auto make_kernels(const Entries& e, std::index_sequence<I...>) {
+  HOOKFUSE_NOINLINE static auto make_kernels(const Entries& e, std::index_sequence<I...>) {
     return detail::FlatTupleImpl<std::index_sequence<I...>,
                                  typename kernel_of<std::tuple_element_t<I, Entries>>::type...>{
         detail::FlatLeaf<I, typename kernel_of<std::tuple_element_t<I, Entries>>::type>{
