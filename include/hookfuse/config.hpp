@@ -52,9 +52,10 @@
 
 /// Keeps a function out of line: one that runs once (at bind) and whose body, inlined into its
 /// caller, would make one function large enough for the optimiser's per-function work to grow
-/// faster than the function (bench/README.md, "Eighteenth cut"). Unlike HOOKFUSE_COLD it leaves
-/// the function's callers as they were: the compiler's guess of what runs often, and so the code
-/// of the training step, does not change.
+/// faster than the function (bench/README.md, "Eighteenth cut"). Unlike HOOKFUSE_COLD it does
+/// not mark the function rarely run, so the compiler's estimate of how often the code around its
+/// callers runs, and with it the training step's code, does not change. A hint only; nothing
+/// changes in what the code does.
 #if defined(__GNUC__) || defined(__clang__)
 #define HOOKFUSE_NOINLINE [[gnu::noinline]]
 #else

@@ -92,8 +92,9 @@ struct OpSlot {
   std::conditional_t<RG, Buffer<S, D.rows, D.cols>, NoAdjoint> adj;
   template <class E>
   explicit OpSlot(const E&) : OpSlot() {}
-  /// Out of line (HOOKFUSE_NOINLINE): one function per scalar, dims and RG, which
-  /// Graph::make_slots calls for each op's slot instead of inlining its stores (see there).
+  /// Out of line (HOOKFUSE_NOINLINE): one function per scalar, dims and RG, to which the
+  /// constructor from an entry delegates, so Graph::make_slots makes one call per op slot
+  /// instead of inlining its stores (see there).
   HOOKFUSE_NOINLINE OpSlot() {}
   Shape shape() const { return val.shape(); }
   auto value() { return val.view(); }
@@ -782,15 +783,15 @@ class Graph {
       detail::fail_feeds<ShapeError>(states.data(), states.size(), in_set.data(), {}, true);
     }
   }
-  // make_slots and make_kernels run once, at bind, and write one slot or kernel per tape entry
-  // into the Graph: a few stores each, a thousand for a 32-layer model. Inlined into the
-  // constructor, with every op slot's stores inlined into them, they made one function whose
-  // value numbering and alias walks (each load checked against the stores before it) grew
-  // faster than the model. Both out of line (HOOKFUSE_NOINLINE), each op slot built by a call
-  // to OpSlot's out-of-line constructor, the 32-layer bench/compile/layers_n.cpp compiles in
-  // 14% fewer instructions at -O3 and the training step's code is unchanged (bench/README.md,
-  // "Eighteenth cut"). Not HOOKFUSE_COLD: that also made the compiler treat the code around
-  // bind as rarely run, and Adam's step took 1.6% more instructions.
+  // make_slots and make_kernels run once, at bind, and write one slot or kernel per tape entry into
+  // the Graph: a few stores each, a thousand for a 32-layer model. Inlined into the constructor,
+  // with every op slot's stores inlined into them, they made one function whose value numbering and
+  // alias walks (each load checked against the stores before it) grew faster than the model. With
+  // both out of line (HOOKFUSE_NOINLINE) and each op slot built by a call to OpSlot's out-of-line
+  // default constructor, the 32-layer bench/compile/layers_n.cpp compiles in 14% fewer instructions
+  // at -O3, and the training step's code is unchanged (bench/README.md, "Eighteenth cut"). Not
+  // HOOKFUSE_COLD: that also made the compiler treat the code around bind as rarely run, and Adam's
+  // step took 1.6% more instructions.
   template <class Entries, std::size_t... I>
   HOOKFUSE_NOINLINE static auto make_slots(const Entries& e, std::index_sequence<I...>) {
     // Each slot is constructed in place from its entry: no temporary copy of its buffers (on a
