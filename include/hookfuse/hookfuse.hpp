@@ -5,7 +5,8 @@
 // LevelDB and protozero: SessionOptions<> saves with io::Saver and installs TensorFlow's default
 // summary hooks. Core-only builds (CMake's HOOKFUSE_CORE_ONLY, which
 // defines the macro of that name) and builds without exceptions (HOOKFUSE_NO_EXCEPTIONS,
-// HOOKFUSE_EMBEDDED) leave it out; their sessions with checkpoint options name their own saver.
+// HOOKFUSE_EMBEDDED) leave it out, and the Estimator (hookfuse/estimator/) with it; their
+// sessions with checkpoint options name their own saver.
 #pragma once
 
 #include "hookfuse/autodiff.hpp"
@@ -66,6 +67,7 @@
 #endif
 
 #if !defined(HOOKFUSE_CORE_ONLY) && !defined(HOOKFUSE_NO_EXCEPTIONS)
+#include "hookfuse/estimator/estimator.hpp"
 #include "hookfuse/hooks/summary_saver_hook.hpp"
 #include "hookfuse/hooks/variable_initialization_hook.hpp"
 #include "hookfuse/io/init_from_checkpoint.hpp"

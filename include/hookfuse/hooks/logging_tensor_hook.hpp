@@ -26,6 +26,21 @@ namespace hookfuse {
 /// it while logging ("[0.00001 1.     ]", not "[1.e-05 1.e+00]"; see detail::append_tensor).
 struct DefaultTensorFormatter {};
 
+/// The default line with each tensor shown under a key of its own instead of its name, as
+/// TensorFlow's hook shows the keys of a `tensors` dict: the Estimator's
+/// LoggingTensorHook({'loss': loss, 'step': global_step}) is
+/// BasicLoggingTensorHook<LoggingPolicies<C, L, TensorTags<"loss", "step">>, "loss",
+/// "global_step">, logging "loss = 0.6931472, step = 1". One tag per tensor, in order.
+template <fixed_string... Tags>
+struct TensorTags {};
+
+namespace detail {
+template <class F>
+inline constexpr bool is_tensor_tags_v = false;
+template <fixed_string... Tags>
+inline constexpr bool is_tensor_tags_v<TensorTags<Tags...>> = true;
+}  // namespace detail
+
 /// The policies of a LoggingTensorHook: clock, logger and formatter. A formatter is called as
 /// `formatter(values)` with the hook's SessionRunValues and returns the line to log (anything
 /// convertible to std::string_view), replacing the default line, as TensorFlow's `formatter`.
@@ -167,7 +182,7 @@ class BasicLoggingTensorHook {
   HOOKFUSE_COLD void log_tensors(const SessionRunValues<Names...>& values) {
     std::optional<double> elapsed = std::nullopt;
     if (timer_) elapsed = timer_->update_last_triggered_step(iter_count_).secs;
-    if constexpr (!std::is_same_v<F, DefaultTensorFormatter>) {
+    if constexpr (!std::is_same_v<F, DefaultTensorFormatter> && !detail::is_tensor_tags_v<F>) {
       logger_.log(Severity::info, std::string_view(formatter_(values)));
     } else {
       char line[HOOKFUSE_LOG_LINE_CAPACITY];
@@ -182,7 +197,15 @@ class BasicLoggingTensorHook {
         const TensorValue& value = values.results[i++];
         detail::append_tensor(out, end, value, detail::numpy_rank(value), /*suppress=*/true);
       };
-      (item(Names.view()), ...);
+      if constexpr (detail::is_tensor_tags_v<F>) {
+        [&]<fixed_string... Tags>(TensorTags<Tags...>) {
+          static_assert(sizeof...(Tags) == sizeof...(Names),
+                        "hookfuse: TensorTags<...>: give one tag per tensor the hook logs");
+          (item(Tags.view()), ...);
+        }(F{});
+      } else {
+        (item(Names.view()), ...);
+      }
       if (elapsed) {
         detail::append_text(out, end, " (");
         detail::append_fixed(out, end, *elapsed, 3);

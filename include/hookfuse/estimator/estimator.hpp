@@ -1,0 +1,522 @@
+// hookfuse/estimator/estimator.hpp: Estimator, train / evaluate over a model_fn
+// (tf.estimator.Estimator). predict() is in estimator/predict.hpp.
+//
+// As in TensorFlow, every call builds the mode's model afresh: it calls the model_fn with a new
+// VariableStore, takes the variables from model_dir's latest checkpoint (fresh initial values
+// only when there is none, then warm_start_from applies) and runs a session over them. Modes
+// share nothing but the files in model_dir.
+#pragma once
+
+#include <boost/hana/concat.hpp>
+#include <boost/hana/flatten.hpp>
+#include <boost/hana/at.hpp>
+#include <boost/hana/for_each.hpp>
+#include <boost/hana/length.hpp>
+#include <boost/hana/transform.hpp>
+#include <boost/hana/tuple.hpp>
+#include <boost/hana/unpack.hpp>
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "hookfuse/autodiff/summary.hpp"
+#include "hookfuse/detail/format.hpp"
+#include "hookfuse/errors.hpp"
+#include "hookfuse/estimator/detail/model_variables.hpp"
+#include "hookfuse/estimator/estimator_input.hpp"
+#include "hookfuse/estimator/estimator_spec.hpp"
+#include "hookfuse/estimator/mode_keys.hpp"
+#include "hookfuse/estimator/run_config.hpp"
+#include "hookfuse/hooks/checkpoint_saver_hook.hpp"
+#include "hookfuse/hooks/logging_tensor_hook.hpp"
+#include "hookfuse/hooks/nan_tensor_hook.hpp"
+#include "hookfuse/hooks/stop_at_step_hook.hpp"
+#include "hookfuse/hooks/summary_saver_hook.hpp"
+#include "hookfuse/io/checkpoint_reader.hpp"
+#include "hookfuse/io/checkpoint_state.hpp"
+#include "hookfuse/io/init_from_checkpoint.hpp"
+#include "hookfuse/io/saver.hpp"
+#include "hookfuse/io/summary_writer_cache.hpp"
+#include "hookfuse/metrics/metric_op.hpp"
+#include "hookfuse/nn/variable_store.hpp"
+#include "hookfuse/session/conditional_hook.hpp"
+#include "hookfuse/session/evaluation_session.hpp"
+#include "hookfuse/session/monitored_session.hpp"
+#include "hookfuse/session/session_options.hpp"
+
+namespace hookfuse {
+
+/// train()'s step limits (TF: train(steps=, max_steps=)): `steps` more steps from where the
+/// model_dir's checkpoint is, or up to the absolute global step `max_steps`; neither: until the
+/// input ends. Both given, or a value <= 0: ValueError.
+struct TrainArgs {
+  std::optional<std::int64_t> steps = std::nullopt;
+  std::optional<std::int64_t> max_steps = std::nullopt;
+};
+
+/// evaluate()'s arguments (TF: evaluate(steps=, checkpoint_path=, name=)): at most `steps`
+/// batches (none: until the input ends; <= 0: ValueError); the checkpoint to evaluate (empty:
+/// model_dir's latest); `name` evaluates into model_dir/eval_<name> instead of model_dir/eval.
+struct EvalArgs {
+  std::optional<std::int64_t> steps = std::nullopt;
+  std::string checkpoint_path{};
+  std::string name{};
+};
+
+/// What evaluate() returns (TF: a dict): each metric's value by name, "loss" among them, and
+/// the global step of the checkpoint evaluated.
+struct EvalResult {
+  std::int64_t global_step = 0;
+  std::map<std::string, float> metrics;
+
+  /// The value of metric `name` ("loss" included); std::out_of_range naming it when absent.
+  float at(const std::string& name) const {
+    const auto it = metrics.find(name);
+    if (it == metrics.end())
+      detail::fail<std::out_of_range>("EvalResult: no metric named '" + name + "'");
+    return it->second;
+  }
+  float loss() const { return at("loss"); }
+};
+
+namespace detail {
+
+/// io::Saver by address, so that the CheckpointSaverHook's saves and the session's restore go
+/// through one saver (its checkpoint list recovered by the restore is the one saving extends).
+struct SaverRef {
+  using warm_start_type = io::WarmStart;
+  io::Saver* saver;
+  std::string save(VariableList vars, std::string_view path, std::int64_t step) {
+    return saver->save(vars, path, step);
+  }
+  std::optional<std::string> restore_latest(VariableList vars, std::string_view dir) {
+    return saver->restore_latest(vars, dir);
+  }
+};
+
+/// A model's loss as a named tensor: the name given, or "loss".
+template <class E>
+auto named_loss(E e) {
+  if constexpr (requires { E::name; }) return e;
+  else return Named<"loss", E>{std::move(e)};
+}
+
+template <class T>
+auto as_hook_tuple(T t) {
+  if constexpr (std::is_same_v<T, NoField>) return boost::hana::make_tuple();
+  else return t;
+}
+
+/// The global step of model_dir's latest checkpoint, 0 when there is none (TF:
+/// _load_global_step_from_checkpoint_dir).
+inline std::int64_t checkpoint_global_step(const std::string& model_dir) {
+  const auto latest = io::latest_checkpoint(std::filesystem::path(model_dir));
+  if (!latest) return 0;
+  const io::CheckpointReader reader(*latest);
+  if (!reader.has_tensor("global_step")) return 0;
+  const auto v = reader.get_tensor<std::int64_t>("global_step");
+  return v.empty() ? 0 : v[0];
+}
+
+/// numpy's str() of a float32 scalar, as TensorFlow's "%s" % value prints a metric.
+inline std::string float32_str(float v) {
+  char buf[64];
+  char* out = buf;
+  append_tensor(out, buf + sizeof buf, TensorValue{&v, 1, 1, 1, 1, DType::float32}, 0);
+  return std::string(buf, static_cast<std::size_t>(out - buf));
+}
+
+/// A metric input of scalar type T, as an Eigen map over the fetched values.
+template <class T>
+auto value_map(const TensorValue& t) {
+  using M = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  return Eigen::Map<const M, 0, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>>(
+      static_cast<const T*>(t.data), t.rows, t.cols,
+      Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(t.row_stride, t.col_stride));
+}
+
+template <fixed_string... Names>
+struct FetchNames {};
+template <class... Es>
+constexpr auto names_of(const boost::hana::tuple<Es...>&) {
+  return FetchNames<Es::name...>{};
+}
+
+}  // namespace detail
+
+/// No params (a model_fn without a params argument).
+struct NoParams {};
+
+/// tf.estimator.Estimator(model_fn, model_dir | config, params, warm_start_from):
+///
+///     auto model_fn = [](X x, Y y, auto mode, const Params& params, nn::VariableStore& vars) {
+///       auto& W = vars.variable<"W", float, 1, 1>();
+///       auto& b = vars.variable<"b", float, 1, 1, 1>();
+///       auto predictions = named<"predictions">(matmul(x, W) + b);
+///       auto loss = named<"loss">(mean_squared_error(y, predictions));
+///       return EstimatorSpec{.mode = mode, .predictions = predictions, .loss = loss,
+///           .train_op = GradientDescentOptimizer(params.learning_rate)
+///                           .minimize(loss, vars.global_step())};
+///     };
+///     Estimator estimator(model_fn, RunConfig{.model_dir = "d"}, Params{0.01});
+///     estimator.train(numpy_input_fn<X, Y>(xs, 4, ys, {...}), {.steps = 1000});
+///     EvalResult r = estimator.evaluate(eval_input_fn);
+///
+/// The model_fn is called as model_fn(features, labels, mode, params, vars), or without params
+/// (model_fn(features, labels, mode, vars)) when it takes four arguments: `features` and
+/// `labels` are the placeholders the input_fn's EstimatorInput names (labels is NoField in
+/// predict), `mode` is ModeKeys::TRAIN, EVAL or PREDICT (a type per mode), and `vars` is the
+/// VariableStore that owns every variable of this model (nn/variable_store.hpp): a variable the
+/// model's tensors refer to that the store does not own (a local of the model_fn) is refused
+/// with ValueError naming it before any value is read. It returns an EstimatorSpec.
+/// Construction checks the config (RunConfig::validate) and creates nothing on disk.
+template <class ModelFn, class Params = NoParams, Clock C = SteadyClock, Logger L = StderrLogger>
+class Estimator {
+ public:
+  Estimator(ModelFn model_fn, RunConfig<C, L> config, Params params = {},
+            std::optional<io::WarmStart> warm_start_from = std::nullopt)
+      : model_fn_(std::move(model_fn)),
+        config_(std::move(config)),
+        params_(std::move(params)),
+        warm_start_(std::move(warm_start_from)) {
+    config_.validate();
+  }
+
+  const RunConfig<C, L>& config() const { return config_; }
+  const std::string& model_dir() const { return config_.model_dir; }
+  const Params& params() const { return params_; }
+  L& logger() { return config_.logger; }
+
+  /// Trains the model (tf.estimator.Estimator.train(input_fn, hooks, steps, max_steps,
+  /// saving_listeners)). `input_fn()` returns an EstimatorInput (numpy_input_fn<X, Y>(...)).
+  /// With max_steps already reached by model_dir's checkpoint, logs "Skipping training since
+  /// max_steps has already saved." and returns without calling input_fn, the model_fn or any
+  /// hook. Otherwise runs a MonitoredTrainingSession whose hooks are, in TensorFlow's order
+  /// (estimator.py _train_with_estimator_spec and MonitoredTrainingSession): the
+  /// CheckpointSaverHook (RunConfig's cadence, `saving_listeners` attached; none when the
+  /// cadence is <= 0), the StepCounterHook and SummarySaverHook (every log_step_count_steps and
+  /// save_summary_steps, into model_dir; the loss is written as "loss"), the caller's `hooks`,
+  /// StopAtStepHook(steps or max_steps), NanTensorHook on the loss, LoggingTensorHook "loss =
+  /// ..., step = ..." every log_step_count_steps runs, then the spec's training_hooks. Restores
+  /// model_dir's latest checkpoint (warm_start_from applies only when there is none), logs
+  /// "Loss for final step: X." and, through the saver hook's end(), saves the last step.
+  /// Errors: ValueError for bad steps / max_steps ("Must specify steps > 0, given: 0", "Can not
+  /// provide both steps and max_steps."), for a model variable the VariableStore does not own,
+  /// or a train_op not made with vars.global_step(); the session's and saver's errors.
+  template <class InputFn, class Hooks = boost::hana::tuple<>,
+            class Listeners = boost::hana::tuple<>>
+  Estimator& train(InputFn&& input_fn, TrainArgs args = {}, Hooks hooks = {},
+                   Listeners saving_listeners = {}) {
+    if (args.steps && args.max_steps)
+      detail::fail<ValueError>("Estimator.train: Can not provide both steps and max_steps.");
+    if (args.steps && *args.steps <= 0)
+      detail::fail<ValueError>("Estimator.train: Must specify steps > 0, given: " +
+                               std::to_string(*args.steps));
+    if (args.max_steps && *args.max_steps <= 0)
+      detail::fail<ValueError>("Estimator.train: Must specify max_steps > 0, given: " +
+                               std::to_string(*args.max_steps));
+    if (args.max_steps) {
+      const std::int64_t start = detail::checkpoint_global_step(config_.model_dir);
+      if (*args.max_steps <= start) {
+        config_.logger.log(Severity::info, "Skipping training since max_steps has already saved.");
+        return *this;
+      }
+    }
+    auto in = make_input(input_fn);
+    nn::VariableStore vars;
+    if (config_.tf_random_seed) vars.seed = static_cast<std::uint64_t>(*config_.tf_random_seed);
+    auto spec = call_model_fn(in, ModeKeys::TRAIN, vars);
+    auto train_op = with_loss_summary(spec.train_op);
+    if (train_op.global_step != &vars.global_step())
+      detail::fail<ValueError>(
+          "Estimator.train: the train_op's global step is not the model's: make it with "
+          "optimizer.minimize(loss, vars.global_step()) on the VariableStore the model_fn "
+          "received");
+    {
+      detail::ModelVariables owned(vars);
+      owned.add(train_op.loss);
+    }
+    using LossT = decltype(detail::named_loss(spec.train_op.loss));
+    constexpr auto loss_name = LossT::name;
+
+    io::Saver saver(SaverOptions{.max_to_keep = config_.keep_checkpoint_max,
+                                 .keep_checkpoint_every_n_hours =
+                                     config_.keep_checkpoint_every_n_hours});
+    const detail::SaverRef saver_ref{&saver};
+    using CkptHook = CheckpointSaverHook<detail::SaverRef, Listeners, C, L>;
+    const std::optional<double> ckpt_secs = config_.checkpoint_secs();
+    const bool saves = (ckpt_secs && *ckpt_secs > 0) ||
+                       (config_.save_checkpoints_steps && *config_.save_checkpoints_steps > 0);
+    ConditionalHook<CkptHook> ckpt_hook;
+    if (saves)
+      ckpt_hook.emplace(config_.model_dir,
+                        typename CkptHook::Options{.save_secs = ckpt_secs,
+                                                   .save_steps = config_.save_checkpoints_steps},
+                        saver_ref, std::move(saving_listeners), config_.clock, config_.logger);
+
+    ConditionalHook<StopAtStepHook> stop_hook;
+    if (args.steps || args.max_steps)
+      stop_hook.emplace(StopAtStepHook::Options{.num_steps = args.steps,
+                                                .last_step = args.max_steps});
+    using LogHook = BasicLoggingTensorHook<LoggingPolicies<C, L, TensorTags<"loss", "step">>,
+                                           loss_name, "global_step">;
+    ConditionalHook<LogHook> log_hook;
+    if (config_.log_step_count_steps > 0)
+      log_hook.emplace(typename LogHook::Options{.every_n_iter = config_.log_step_count_steps},
+                       TensorTags<"loss", "step">{}, config_.clock, config_.logger);
+
+    auto worker_hooks = boost::hana::concat(
+        boost::hana::concat(std::move(hooks),
+                            boost::hana::make_tuple(std::move(stop_hook),
+                                                    NanTensorHook<loss_name, L>({}, config_.logger),
+                                                    std::move(log_hook))),
+        detail::as_hook_tuple(std::move(spec.training_hooks)));
+
+    SessionOptions<detail::SaverRef, C, L> options{
+        .checkpoint_dir = config_.model_dir,
+        .save_checkpoint_secs = 0.0,  // saving is the chief-only CheckpointSaverHook's
+        .save_summaries_steps = config_.save_summary_steps,
+        .log_step_count_steps = config_.log_step_count_steps,
+        .saver = saver_ref,
+        .warm_start_from = warm_start_,
+        .clock = config_.clock,
+        .logger = config_.logger};
+    auto input = detail::estimator_feeds<decltype(in)>::make(in.input);
+    std::optional<float> last_loss;
+    {
+      MonitoredTrainingSession session(std::move(train_op), input, std::move(options),
+                                       std::move(worker_hooks),
+                                       ChiefOnlyHooks<ConditionalHook<CkptHook>>{
+                                           boost::hana::make_tuple(std::move(ckpt_hook))});
+      while (!session.should_stop()) {
+        auto values = session.template run<loss_name>();
+        if (!values) break;
+        last_loss = static_cast<float>((*values).template get<loss_name>().item());
+      }
+      session.close();
+    }
+    if (!last_loss)
+      config_.logger.log(Severity::warning,
+                         "Training with estimator made no steps. Perhaps input is empty or "
+                         "misspecified.");
+    config_.logger.log(Severity::info, "Loss for final step: " +
+                                           (last_loss ? detail::float32_str(*last_loss)
+                                                      : std::string("None")) +
+                                           ".");
+    return *this;
+  }
+
+  /// Evaluates the model (tf.estimator.Estimator.evaluate(input_fn, steps, hooks,
+  /// checkpoint_path, name)): restores the checkpoint (args.checkpoint_path, else model_dir's
+  /// latest; neither but warm_start_from: the warm start's values at global step 0; neither at
+  /// all: ValueError "Could not find trained model in model_dir: <dir>."), runs a
+  /// MonitoredSession (forward only: no gradient buffer, no optimizer slot) with the caller's
+  /// `hooks` then the spec's evaluation_hooks over at most args.steps batches or until the
+  /// input ends, and streams every metric of eval_metric_ops, plus "loss": the mean of the
+  /// per-batch losses, each batch counted once whatever its size (TF: estimator.py
+  /// _verify_and_create_loss_metric, `loss_metric = tf.compat.v1.metrics.mean(loss)` of the
+  /// scalar loss). Logs "Saving dict for global step N: a = ..., global_step = N, loss = ..."
+  /// (keys sorted, values as numpy prints float32) and writes one event at step N with every
+  /// metric (simple_value; not global_step) into model_dir/eval or model_dir/eval_<name>,
+  /// through that directory's shared writer (io::SummaryWriterCache), flushed. Returns the
+  /// metrics and the global step. Errors: ValueError for steps <= 0 and a missing model; the
+  /// restore's errors (io::NotFoundError for a checkpoint_path that does not exist, naming it)
+  /// before any hook runs or any file is written.
+  template <class InputFn, class Hooks = boost::hana::tuple<>>
+  EvalResult evaluate(InputFn&& input_fn, EvalArgs args = {}, Hooks hooks = {}) {
+    if (args.steps && *args.steps <= 0)
+      detail::fail<ValueError>("Estimator.evaluate: Must specify steps > 0, given: " +
+                               std::to_string(*args.steps));
+    const std::string checkpoint = checkpoint_to_restore(args.checkpoint_path, "evaluate");
+    auto in = make_input(input_fn);
+    nn::VariableStore vars;
+    if (config_.tf_random_seed) vars.seed = static_cast<std::uint64_t>(*config_.tf_random_seed);
+    auto spec = call_model_fn(in, ModeKeys::EVAL, vars);
+    auto loss = detail::named_loss(spec.loss);
+    auto ops = detail::as_hook_tuple(std::move(spec.eval_metric_ops));
+    detail::ModelVariables owned(vars);
+    owned.add(loss);
+    boost::hana::for_each(ops, [&](const auto& op) { owned.add_tuple(op.inputs); });
+    restore_or_warm_start(owned, vars, checkpoint);
+
+    auto inputs = boost::hana::flatten(
+        boost::hana::transform(ops, [](const auto& op) { return op.inputs; }));
+    auto tensors = boost::hana::concat(boost::hana::make_tuple(loss), inputs);
+    auto all_hooks = boost::hana::concat(std::move(hooks),
+                                         detail::as_hook_tuple(std::move(spec.evaluation_hooks)));
+    auto feed = detail::estimator_feeds<decltype(in)>::make(in.input);
+    const auto names = detail::names_of(tensors);
+
+    float loss_total = 0.0f;  // TF's metrics.mean: float32 total and count
+    float loss_count = 0.0f;
+    boost::hana::for_each(ops, [](auto& op) {
+      if constexpr (requires { op.metric.reset(); }) op.metric.reset();
+    });
+    config_.logger.log(Severity::info, "Starting evaluation");
+    const double started = config_.clock.now();
+    std::int64_t evals = 0;
+    boost::hana::unpack(std::move(tensors), [&](auto&&... ts) {
+      MonitoredSession session(vars.global_step(), feed, std::move(all_hooks), std::move(ts)...);
+      const std::int64_t log_every =
+          (!args.steps || *args.steps < 20) ? 1 : *args.steps / 10;
+      [&]<fixed_string... Ns>(detail::FetchNames<Ns...>) {
+        while (!session.should_stop() && !(args.steps && evals >= *args.steps)) {
+          auto values = session.template run<Ns...>();
+          if (!values) break;
+          ++evals;
+          const TensorValue* results = (*values).results;
+          loss_total += static_cast<float>(results[0].item());
+          loss_count += 1.0f;
+          std::size_t k = 1;
+          boost::hana::for_each(ops, [&](auto& op) {
+            constexpr std::size_t n = decltype(boost::hana::length(op.inputs))::value;
+            [&]<std::size_t... I>(std::index_sequence<I...>) {
+              op.metric.update(detail::value_map<typename std::remove_cvref_t<decltype(
+                                   boost::hana::at_c<I>(op.inputs))>::scalar>(results[k + I])...);
+            }(std::make_index_sequence<n>{});
+            k += n;
+          });
+          if (evals % log_every == 0 || (args.steps && evals == *args.steps))
+            config_.logger.log(Severity::info,
+                               args.steps ? "Evaluation [" + std::to_string(evals) + "/" +
+                                                std::to_string(*args.steps) + "]"
+                                          : "Evaluation [" + std::to_string(evals) + "]");
+        }
+      }(names);
+      session.close();
+    });
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.5f", config_.clock.now() - started);
+    config_.logger.log(Severity::info, std::string("Inference Time : ") + secs + "s");
+    config_.logger.log(Severity::info, "Finished evaluation");
+
+    EvalResult result;
+    result.global_step = vars.global_step().value;
+    result.metrics["loss"] = loss_count > 0 ? loss_total / loss_count : 0.0f;
+    boost::hana::for_each(ops, [&](auto& op) {
+      result.metrics[std::string(std::remove_cvref_t<decltype(op)>::name.view())] =
+          static_cast<float>(op.metric.value());
+    });
+    write_eval_summary(result, args.name);
+    return result;
+  }
+
+  /// The model_fn called for `mode` with a fresh store (predict.hpp uses it too).
+  template <class In, class ModeT>
+  auto call_model_fn(const In&, ModeT mode, nn::VariableStore& vars) {
+    using F = typename In::features_type;
+    using Lb = typename In::labels_type;
+    if constexpr (std::is_invocable_v<ModelFn&, F, Lb, ModeT, const Params&, nn::VariableStore&>)
+      return model_fn_(F{}, Lb{}, mode, std::as_const(params_), vars);
+    else if constexpr (std::is_invocable_v<ModelFn&, F, Lb, ModeT, nn::VariableStore&>)
+      return model_fn_(F{}, Lb{}, mode, vars);
+    else
+      static_assert(std::is_invocable_v<ModelFn&, F, Lb, ModeT, const Params&, nn::VariableStore&>,
+                    "hookfuse: the model_fn cannot be called as model_fn(features, labels, mode, "
+                    "params, vars) or model_fn(features, labels, mode, vars): features and labels "
+                    "are the input_fn's placeholders (labels is NoField in predict), mode a "
+                    "ModeKey, vars an nn::VariableStore&");
+  }
+
+  /// The checkpoint a forward-only call restores: `given` (checked to exist) or model_dir's
+  /// latest; empty when there is none and a warm start is set; otherwise TensorFlow's
+  /// ValueError.
+  std::string checkpoint_to_restore(const std::string& given, const char* who) const {
+    if (!given.empty()) {
+      (void)io::CheckpointReader(given);  // NotFoundError / DataLossError naming the path
+      return given;
+    }
+    const auto latest = io::latest_checkpoint(std::filesystem::path(config_.model_dir));
+    if (latest) return latest->string();
+    if (warm_start_) return {};
+    detail::fail<ValueError>(std::string("Estimator.") + who +
+                             ": Could not find trained model in model_dir: " +
+                             config_.model_dir + ".");
+  }
+
+  /// Restores the variables `owned` lists (and the global step) from `checkpoint`, or applies
+  /// the warm start when it is empty.
+  void restore_or_warm_start(const detail::ModelVariables& owned, nn::VariableStore& vars,
+                             const std::string& checkpoint) {
+    if (!checkpoint.empty()) {
+      const auto list = owned.list(&vars.global_step());
+      io::Saver().restore(VariableList(list.data(), list.size()), checkpoint);
+      config_.logger.log(Severity::info, "Restoring parameters from " + checkpoint);
+    } else {
+      const auto list = owned.list();
+      warm_start_->apply(VariableList(list.data(), list.size()), config_.logger);
+    }
+  }
+
+  template <class InputFn>
+  static auto make_input(InputFn& input_fn) {
+    static_assert(std::is_invocable_v<InputFn&>,
+                  "hookfuse: an Estimator's input_fn is called with no arguments and returns an "
+                  "EstimatorInput (numpy_input_fn<X, Y>(...), or estimator_input<X, Y>(input))");
+    using R = std::remove_cvref_t<std::invoke_result_t<InputFn&>>;
+    static_assert(detail::is_estimator_input_v<R>,
+                  "hookfuse: an Estimator's input_fn returns an EstimatorInput: "
+                  "estimator_input<FeaturePlaceholder, LabelPlaceholder>(input)");
+    return input_fn();
+  }
+
+ private:
+  /// TF adds summary.scalar('loss', loss) when the model has no summary named "loss"; so does
+  /// this, wrapping the train op's loss.
+  template <class TrainOpT>
+  static auto with_loss_summary(TrainOpT op) {
+    using E = std::remove_cvref_t<decltype(op.loss)>;
+    if constexpr (requires { typename E::summarized_type; }) {
+      return op;
+    } else {
+      auto named = detail::named_loss(std::move(op.loss));
+      using N = decltype(named);
+      auto wrapped = summary::Summary<summary::Kind::scalar, "loss", N>{std::move(named)};
+      using W = decltype(wrapped);
+      using Opt = std::remove_cvref_t<decltype(op.optimizer)>;
+      return TrainOp<W, Opt>{std::move(wrapped), std::move(op.optimizer), op.global_step,
+                             op.global_step_increment};
+    }
+  }
+
+  void write_eval_summary(const EvalResult& r, const std::string& name) {
+    std::string line = "Saving dict for global step " + std::to_string(r.global_step) + ": ";
+    std::map<std::string, std::string> shown;
+    for (const auto& [k, v] : r.metrics) shown[k] = detail::float32_str(v);
+    shown["global_step"] = std::to_string(r.global_step);
+    bool first = true;
+    for (const auto& [k, v] : shown) {
+      if (!first) line += ", ";
+      first = false;
+      line += k + " = " + v;
+    }
+    config_.logger.log(Severity::info, line);
+    const std::filesystem::path dir =
+        std::filesystem::path(config_.model_dir) / (name.empty() ? "eval" : "eval_" + name);
+    auto writer = io::SummaryWriterCache::get(dir);
+    io::Summary s;
+    for (const auto& [k, v] : r.metrics)
+      s.value.push_back(io::scalar_value(k, v, io::ScalarForm::simple_value));
+    writer->add_summary(std::move(s), r.global_step);
+    writer->flush();
+  }
+
+  ModelFn model_fn_;
+  RunConfig<C, L> config_;
+  Params params_;
+  std::optional<io::WarmStart> warm_start_;
+};
+
+template <class M, class C, class L>
+Estimator(M, RunConfig<C, L>) -> Estimator<M, NoParams, C, L>;
+template <class M, class C, class L, class P>
+Estimator(M, RunConfig<C, L>, P) -> Estimator<M, P, C, L>;
+template <class M, class C, class L, class P>
+Estimator(M, RunConfig<C, L>, P, std::optional<io::WarmStart>) -> Estimator<M, P, C, L>;
+
+}  // namespace hookfuse
