@@ -147,3 +147,29 @@ TEST_CASE("graph: feeding more rows than the capacity throws ShapeError", "[auto
   feed(g, big.x, big.y, 8);
   CHECK(std::isfinite(g.forward()));
 }
+
+// --- forward-only binding ------------------------------------------------------------------------
+
+TEST_CASE("graph: bind_forward reserves value buffers and no adjoint buffers",
+          "[autodiff][graph]") {
+  hookfuse::Placeholder<"x", float, 4> x;  // [batch, 4]
+  hookfuse::Variable<"w", float, 4, 3> w;
+  auto y = hookfuse::named<"y">(hookfuse::matmul(x, w));  // [batch, 3]
+  auto loss = hookfuse::named<"loss">(hookfuse::reduce_mean(y));  // [1, 1], stored in the graph
+  auto trained = hookfuse::bind(1000, loss);
+  auto forward = hookfuse::bind_forward(1000, loss);
+  static_assert(std::is_same_v<decltype(trained), decltype(forward)>);
+  // y is the only batched tensor: 1000 x 3 floats of value, and as many of adjoint when the
+  // graph trains (w requires a gradient, so y does).
+  CHECK(trained.buffer_bytes() == 2 * 1000 * 3 * sizeof(float));
+  CHECK(forward.buffer_bytes() == 1000 * 3 * sizeof(float));
+
+  const float xs[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  w.value.setConstant(0.5f);
+  forward.feed<"x">(xs, 2, 4);
+  forward.forward();
+  // every y element: 0.5 * (1+2+3+4) = 5 in row 0, 0.5 * (5+6+7+8) = 13 in row 1; mean 9.
+  CHECK(forward.compute<"loss">()(0, 0) == 9.0f);
+  const std::string what = error_of<hookfuse::RuntimeError>([&] { forward.backward(); });
+  CHECK(what.find("bound forward only") != std::string::npos);
+}

@@ -4,13 +4,18 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
 #include <hookfuse/estimator/estimator.hpp>
 #include <hookfuse/hookfuse.hpp>
+#include <hookfuse/io/event_reader.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "capturing_logger.hpp"
+#include "error_of.hpp"
 #include "temp_dir.hpp"
 
 namespace hf = hookfuse;
@@ -46,6 +51,30 @@ std::set<std::string> listing(const fs::path& dir) {
   for (const auto& e : fs::recursive_directory_iterator(dir))
     out.insert(fs::relative(e.path(), dir).string());
   return out;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// Records the rows of every batch the session trains on (the "predictions" tensor is [rows, 1]).
+struct RowsHook {
+  std::vector<long long>* rows;
+  hf::SessionRunArgs<"predictions"> before_run(hf::SessionRunContext&) { return {}; }
+  void after_run(hf::SessionRunContext&, const hf::SessionRunValues<"predictions">& v) {
+    rows->push_back(static_cast<long long>(v.get<"predictions">().rows));
+  }
+};
+
+
+auto make_estimator(const fs::path& dir, Lines& lines, std::optional<std::int64_t> save_steps = {}) {
+  return hf::Estimator(linear_model_fn,
+                       hf::RunConfig<hf::FakeClock, CapturingLogger>{
+                           .model_dir = dir.string(),
+                           .save_checkpoints_steps = save_steps,
+                           .logger = CapturingLogger{&lines}},
+                       Params{0.01});
 }
 
 bool has_line(const Lines& lines, const std::string& text) {
@@ -91,4 +120,196 @@ TEST_CASE("Estimator trains y = 2x on four points and evaluates the mean squared
     mse += e * e / 4.0;
   }
   CHECK(r.loss() == Approx(mse).epsilon(1e-4));
+}
+
+TEST_CASE("Estimator.train: 5 examples in batches of 2 end at global step 3 with model.ckpt-3") {
+  TempDir dir("estimator");
+  const float xs[5] = {1, 2, 3, 4, 5};
+  const float ys[5] = {2, 4, 6, 8, 10};
+  Lines lines;
+  auto estimator = make_estimator(dir.path, lines);
+  std::vector<long long> rows;
+  // numpy_input_fn(x, y, batch_size=2, num_epochs=1, shuffle=False): batches of 2, 2 and 1 rows,
+  // then the input ends before the 10 steps asked for (TF: OutOfRangeError ends training).
+  estimator.train(
+      hf::numpy_input_fn<X, Y>(xs, 5, ys, {.batch_size = 2, .num_epochs = 1, .shuffle = false}),
+      {.steps = 10}, hf::hooks(RowsHook{&rows}));
+  CHECK(rows == std::vector<long long>{2, 2, 1});
+  CHECK(fs::exists(dir.path / "model.ckpt-3.index"));
+  CHECK(fs::exists(dir.path / "model.ckpt-0.index"));  // saved when the session is created
+  CHECK(hf::io::load_checkpoint(dir.path / "model.ckpt-3").get_tensor<std::int64_t>("global_step")[0] == 3);
+  // TF's log lines: the first "loss = ..., step = ..." line is at run 1, before the step's
+  // increment (the hook fetches global_step before the update): step = 0.
+  bool logged_first = false;
+  for (const auto& l : lines)
+    if (l.text.rfind("loss = ", 0) == 0 && l.text.find(", step = 0") != std::string::npos)
+      logged_first = true;
+  CHECK(logged_first);
+  CHECK(lines.back().text.rfind("Loss for final step: ", 0) == 0);
+}
+
+TEST_CASE("Estimator.train: max_steps twice stays at 100 and writes nothing; steps adds 100") {
+  TempDir dir("estimator");
+  const float xs[4] = {1, 2, 3, 4};
+  const float ys[4] = {2, 4, 6, 8};
+  const auto input_fn = hf::numpy_input_fn<X, Y>(
+      xs, 4, ys, {.batch_size = 1, .num_epochs = std::nullopt, .shuffle = false});
+  Lines lines;
+  auto estimator = make_estimator(dir.path, lines, 50);
+  estimator.train(input_fn, {.max_steps = 100});
+  const auto step_of = [&](const char* prefix) {
+    return hf::io::load_checkpoint(dir.path / prefix).get_tensor<std::int64_t>("global_step")[0];
+  };
+  CHECK(step_of("model.ckpt-100") == 100);
+  const auto before = listing(dir.path);
+  const std::string state_before = read_file(dir.path / "checkpoint");
+  lines.clear();
+  estimator.train(input_fn, {.max_steps = 100});
+  CHECK(listing(dir.path) == before);
+  CHECK(read_file(dir.path / "checkpoint") == state_before);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].text == "Skipping training since max_steps has already saved.");
+  estimator.train(input_fn, {.steps = 100});
+  CHECK(step_of("model.ckpt-200") == 200);
+  CHECK(hf::io::latest_checkpoint(dir.path)->filename() == "model.ckpt-200");
+}
+
+TEST_CASE("Estimator.train: bad steps and max_steps are TensorFlow's ValueErrors, nothing written") {
+  TempDir dir("estimator");
+  const float xs[1] = {1};
+  const float ys[1] = {2};
+  const auto input_fn =
+      hf::numpy_input_fn<X, Y>(xs, 1, ys, {.batch_size = 1, .num_epochs = 1, .shuffle = false});
+  Lines lines;
+  auto estimator = make_estimator(dir.path, lines);
+  CHECK(hookfuse_test::error_of<hf::ValueError>([&] { estimator.train(input_fn, {.steps = 0}); }) ==
+        "Estimator.train: Must specify steps > 0, given: 0");
+  CHECK(hookfuse_test::error_of<hf::ValueError>([&] {
+          estimator.train(input_fn, {.steps = 1, .max_steps = 2});
+        }) == "Estimator.train: Can not provide both steps and max_steps.");
+  CHECK(hookfuse_test::error_of<hf::ValueError>([&] {
+          estimator.train(input_fn, {.max_steps = -1});
+        }) == "Estimator.train: Must specify max_steps > 0, given: -1");
+  CHECK(fs::is_empty(dir.path));
+}
+
+TEST_CASE("RunConfig: both checkpoint cadences, or no model_dir, refuse to make an Estimator") {
+  Lines lines;
+  CHECK(hookfuse_test::error_of<hf::ValueError>([&] {
+          hf::Estimator e(linear_model_fn,
+                          hf::RunConfig<hf::FakeClock, CapturingLogger>{
+                              .model_dir = "d", .save_checkpoints_steps = 10,
+                              .save_checkpoints_secs = 10.0, .logger = CapturingLogger{&lines}},
+                          Params{});
+        }) == "RunConfig: save_checkpoints_steps and save_checkpoints_secs cannot be both set.");
+  CHECK(hookfuse_test::error_of<hf::ValueError>([&] {
+          hf::Estimator e(linear_model_fn, hf::RunConfig<>{}, Params{});
+        }).find("model_dir is empty") != std::string::npos);
+}
+
+TEST_CASE("Estimator.evaluate: no checkpoint is TensorFlow's error; two checkpoints, two events") {
+  TempDir dir("estimator");
+  const float xs[4] = {1, 2, 3, 4};
+  const float ys[4] = {2, 4, 6, 8};
+  const auto train_fn = hf::numpy_input_fn<X, Y>(
+      xs, 4, ys, {.batch_size = 1, .num_epochs = std::nullopt, .shuffle = false});
+  // batches of 3 and 1 rows: TF's loss is the mean of the two batch losses, not of the 4 rows.
+  const auto eval_fn =
+      hf::numpy_input_fn<X, Y>(xs, 4, ys, {.batch_size = 3, .num_epochs = 1, .shuffle = false});
+  Lines lines;
+  auto estimator = make_estimator(dir.path, lines);
+  CHECK(hookfuse_test::error_of<hf::ValueError>([&] { (void)estimator.evaluate(eval_fn); }) ==
+        "Estimator.evaluate: Could not find trained model in model_dir: " + dir.path.string() + ".");
+  CHECK(fs::is_empty(dir.path));
+
+  estimator.train(train_fn, {.steps = 10});
+  const hf::EvalResult first = estimator.evaluate(eval_fn);
+  estimator.train(train_fn, {.steps = 20});
+  lines.clear();
+  const hf::EvalResult second = estimator.evaluate(eval_fn);
+  CHECK(first.global_step == 10);
+  CHECK(second.global_step == 30);
+
+  // The loss by hand from the checkpoint's W and b: batch 1 holds x = 1, 2, 3, batch 2 x = 4.
+  const auto reader = hf::io::load_checkpoint(dir.path / "model.ckpt-30");
+  const double W = reader.get_tensor<float>("W")[0];
+  const double b = reader.get_tensor<float>("b")[0];
+  const auto err2 = [&](int i) { const double e = W * xs[i] + b - ys[i]; return e * e; };
+  const double batch1 = (err2(0) + err2(1) + err2(2)) / 3.0;
+  const double batch2 = err2(3);
+  CHECK(second.loss() == Approx((batch1 + batch2) / 2.0).epsilon(1e-5));
+  CHECK(second.loss() != Approx((err2(0) + err2(1) + err2(2) + err2(3)) / 4.0).epsilon(1e-5));
+  // The log line TF writes: keys sorted, float32 values as numpy prints them.
+  const std::string saving = "Saving dict for global step 30: global_step = 30, loss = " +
+                             hf::detail::float32_str(second.loss());
+  CHECK(has_line(lines, saving));
+
+  const auto files = hf::io::event_files(dir.path / "eval");
+  REQUIRE(files.size() == 1);
+  std::vector<std::pair<long long, float>> losses;
+  for (const hf::io::Event& e : hf::io::read_events(files[0]))
+    for (const auto& v : e.summary.value)
+      if (v.tag == "loss") losses.emplace_back(static_cast<long long>(e.step), v.simple_value);
+  REQUIRE(losses.size() == 2);
+  CHECK(losses[0].first == 10);
+  CHECK(losses[0].second == first.loss());
+  CHECK(losses[1].first == 30);
+  CHECK(losses[1].second == second.loss());
+}
+
+TEST_CASE("Estimator.predict: one element per example, features only, no file written") {
+  TempDir dir("estimator");
+  const float xs[4] = {1, 2, 3, 4};
+  const float ys[4] = {2, 4, 6, 8};
+  Lines lines;
+  auto estimator = make_estimator(dir.path, lines);
+  estimator.train(hf::numpy_input_fn<X, Y>(xs, 4, ys,
+                                           {.batch_size = 1, .num_epochs = std::nullopt,
+                                            .shuffle = false}),
+                  {.steps = 50});
+  const auto before = listing(dir.path);
+  const auto reader = hf::io::load_checkpoint(dir.path / "model.ckpt-50");
+  const float W = reader.get_tensor<float>("W")[0];
+  const float b = reader.get_tensor<float>("b")[0];
+  const float px[3] = {10, 20, 30};
+  std::vector<float> got;
+  // numpy_input_fn(x, y=None): no labels fed; the model_fn's Y placeholder stays unfed.
+  const auto predict_fn = hf::numpy_input_fn<X, Y>(
+      px, 3, nullptr, {.batch_size = 2, .num_epochs = 1, .shuffle = false});
+  for (const auto& p : estimator.predict(predict_fn))
+    got.push_back(static_cast<float>(p.get<"predictions">().item()));
+  REQUIRE(got.size() == 3);
+  for (int i = 0; i < 3; ++i) CHECK(got[i] == Approx(W * px[i] + b));
+  // Batches: two elements, of 2 and 1 rows.
+  std::vector<long long> rows;
+  for (const auto& p :
+       estimator.predict<"predictions">(predict_fn, {.yield_single_examples = false}))
+    rows.push_back(static_cast<long long>(p.get<"predictions">().rows));
+  CHECK(rows == std::vector<long long>{2, 1});
+  CHECK(listing(dir.path) == before);
+}
+
+TEST_CASE("Estimator: a model_fn variable outside its VariableStore is refused by name") {
+  TempDir dir("estimator");
+  const float xs[1] = {1};
+  const float ys[1] = {2};
+  static hf::Variable<"outside", float, 1, 1> outside;  // not the store's: refused
+  auto bad_model_fn = [](X x, Y y, auto mode, hf::nn::VariableStore& vars) {
+    auto loss = hf::named<"loss">(hf::mean_squared_error(y, hf::matmul(x, outside)));
+    return hf::EstimatorSpec{
+        .mode = mode, .loss = loss,
+        .train_op = hf::GradientDescentOptimizer(0.1).minimize(loss, vars.global_step())};
+  };
+  Lines lines;
+  hf::Estimator estimator(bad_model_fn,
+                          hf::RunConfig<hf::FakeClock, CapturingLogger>{
+                              .model_dir = dir.path.string(), .logger = CapturingLogger{&lines}});
+  const std::string what = hookfuse_test::error_of<hf::ValueError>([&] {
+    estimator.train(
+        hf::numpy_input_fn<X, Y>(xs, 1, ys, {.batch_size = 1, .num_epochs = 1, .shuffle = false}),
+        {.steps = 1});
+  });
+  CHECK(what.find("'outside'") != std::string::npos);
+  CHECK(what.find("VariableStore does not own") != std::string::npos);
+  CHECK(fs::is_empty(dir.path));
 }

@@ -99,6 +99,11 @@ struct OpSlot {
   Shape shape() const { return val.shape(); }
   auto value() { return val.view(); }
   auto adjoint() { return adj.view(); }
+  /// Heap bytes of the value and (when it has one) adjoint buffer.
+  std::size_t heap_bytes() const {
+    if constexpr (RG) return val.heap_bytes() + adj.heap_bytes();
+    else return val.heap_bytes();
+  }
 };
 
 template <class E>
@@ -237,8 +242,8 @@ HOOKFUSE_PER_ENTRY_INLINE inline void reserve_placeholder(Sl& slot, Index capaci
 /// its buffers and its kernel's workspace for them.
 template <class Op, std::size_t N, class Kernel, class Sl, class C0, class C1, class C2>
 HOOKFUSE_PER_ENTRY_INLINE inline void reserve_op(Kernel& kernel, Sl& slot, Index capacity,
-                                                 std::size_t position, std::string_view name,
-                                                 C0& c0, C1& c1, C2& c2) {
+                                                 bool adjoints, std::size_t position,
+                                                 std::string_view name, C0& c0, C1& c1, C2& c2) {
   with_operands<N>(
       [&](auto&... cs) HOOKFUSE_PER_ENTRY_INLINE {
         const Shape shape = Op::shape(cs.shape()...);
@@ -251,7 +256,8 @@ HOOKFUSE_PER_ENTRY_INLINE inline void reserve_op(Kernel& kernel, Sl& slot, Index
         if (!ok) fail_operand_shapes(position, cs.shape()...);
         check_size<typename Sl::S>(shape, capacity, position, name);
         slot.val.reserve(shape);
-        if constexpr (Sl::requires_grad) slot.adj.reserve(shape);
+        if constexpr (Sl::requires_grad)
+          if (adjoints) slot.adj.reserve(shape);
         kernel.reserve(shape, cs.shape()...);
       },
       c0, c1, c2);
@@ -367,10 +373,12 @@ class Graph {
   /// Lays out every buffer for batches of up to `capacity` rows. Throws ValueError naming the
   /// value when capacity < 0, or when a tensor's [rows, cols] for it holds more values than
   /// memory can be indexed with (rows * cols * sizeof(scalar) past the index type's range).
-  Graph(const TapeT& tape, Index capacity)
+  /// `adjoints` false lays out values only (bind_forward): backward() then throws RuntimeError.
+  Graph(const TapeT& tape, Index capacity, bool adjoints = true)
       : slots_(make_slots(tape.entries, std::make_index_sequence<size>{})),
         kernels_(make_kernels(tape.entries, std::make_index_sequence<size>{})),
-        capacity_(capacity) {
+        capacity_(capacity),
+        adjoints_(adjoints) {
     if (capacity < 0)
       detail::fail<ValueError>((detail::ErrorMessage()
                                 << "hookfuse: bind: capacity (the most rows a batch can have) "
@@ -386,7 +394,7 @@ class Graph {
     using ops = detail::position_list<entries_type, detail::EntryKind::op, size - 1>;
     [this]<std::size_t... P>(std::index_sequence<P...>) {
       (detail::reserve_op<op_t<P>, op_arity<P>::value>(
-           detail::get<P>(kernels_), detail::get<P>(slots_), capacity_, P, names_[P],
+           detail::get<P>(kernels_), detail::get<P>(slots_), capacity_, adjoints_, P, names_[P],
            detail::get<operands_[P][0]>(slots_), detail::get<operands_[P][1]>(slots_),
            detail::get<operands_[P][2]>(slots_)),
        ...);
@@ -569,6 +577,22 @@ class Graph {
     return detail::get<Loss>(slots_).value()(0, 0);
   }
 
+  /// Heap bytes of the graph's value and adjoint buffers (tensors of dynamic size, the batched
+  /// ones; fixed sizes live inside the graph): what bind() reserved for `capacity` rows.
+  std::size_t buffer_bytes() {
+    std::size_t n = 0;
+    detail::flat_apply(
+        [&n](auto&... s) {
+          ((n += [](auto& slot) -> std::size_t {
+              if constexpr (requires { slot.heap_bytes(); }) return slot.heap_bytes();
+              else return 0;
+            }(s)),
+           ...);
+        },
+        slots_);
+    return n;
+  }
+
   /// Writes d loss / d x into the adjoint of every tensor the loss reaches, and into `grad` of
   /// every Variable (overwriting the previous step's gradient).
   void backward() { backward<detail::FuseNone>(detail::NoOptimizer{}); }
@@ -581,6 +605,10 @@ class Graph {
   template <class Pin, class Optimizer>
   void backward(const Optimizer& optimizer) {
     using P = std::conditional_t<detail::fusable_update<Optimizer>, Pin, detail::FuseNone>;
+    if (!adjoints_) [[unlikely]]
+      detail::fail<RuntimeError>(
+          "hookfuse: backward() on a graph bound forward only (bind_forward): it has no "
+          "adjoint buffers; bind it with bind() to train");
     if constexpr (detail::SlotAccumulation<Optimizer>)
       step_variables<detail::VariableStep::before_backward, P, true>(optimizer);
     detail::get<Loss>(slots_).adjoint().setConstant(scalar(1));
@@ -886,6 +914,7 @@ class Graph {
   slots_type slots_;
   kernels_type kernels_;
   Index capacity_;
+  bool adjoints_;
   std::array<bool, size> computed_{};  // tensors computed since the last feed
 };
 
@@ -900,6 +929,18 @@ auto bind(Index capacity, L&& loss, Fs&&... fetches) {
       detail::bind_tape(as_expr(std::forward<L>(loss)), as_expr(std::forward<Fs>(fetches))...);
   static_assert(decltype(loss_idx)::value != detail::npos);
   return Graph<decltype(tape), decltype(loss_idx)::value>(tape, capacity);
+}
+
+/// bind() for forward passes only (evaluation, prediction): the same graph type, with a value
+/// buffer for every tensor and no adjoint buffer, so a batch of 1000 rows pays nothing for
+/// gradients. The first tensor plays the loss's part in the type; backward() throws
+/// RuntimeError. Errors otherwise as bind().
+template <Operand L, Operand... Fs>
+auto bind_forward(Index capacity, L&& first, Fs&&... fetches) {
+  auto [tape, loss_idx] =
+      detail::bind_tape(as_expr(std::forward<L>(first)), as_expr(std::forward<Fs>(fetches))...);
+  static_assert(decltype(loss_idx)::value != detail::npos);
+  return Graph<decltype(tape), decltype(loss_idx)::value>(tape, capacity, false);
 }
 
 }  // namespace hookfuse

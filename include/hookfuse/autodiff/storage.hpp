@@ -1,6 +1,8 @@
 // hookfuse/autodiff/storage.hpp: matrix types and buffers behind every tensor of a bound graph.
 #pragma once
 
+#include <cstddef>
+
 #include "hookfuse/detail/eigen.hpp"
 #include <type_traits>
 
@@ -55,6 +57,11 @@ class Buffer {
   }
   void set_shape(Shape s) { shape_ = s; }
   Shape shape() const { return shape_; }
+  /// Heap bytes reserved: 0 for a fixed size (stored inside the object).
+  std::size_t heap_bytes() const {
+    if constexpr (fixed) return 0;
+    else return static_cast<std::size_t>(storage_.size()) * sizeof(S);
+  }
   map_t<S, R, C> view() { return {storage_.data(), shape_.rows, shape_.cols}; }
   const_map_t<S, R, C> view() const { return {storage_.data(), shape_.rows, shape_.cols}; }
 

@@ -31,6 +31,7 @@
 #include "hookfuse/estimator/estimator_input.hpp"
 #include "hookfuse/estimator/estimator_spec.hpp"
 #include "hookfuse/estimator/mode_keys.hpp"
+#include "hookfuse/estimator/prediction_range.hpp"
 #include "hookfuse/estimator/run_config.hpp"
 #include "hookfuse/hooks/checkpoint_saver_hook.hpp"
 #include "hookfuse/hooks/logging_tensor_hook.hpp"
@@ -104,12 +105,6 @@ template <class E>
 auto named_loss(E e) {
   if constexpr (requires { E::name; }) return e;
   else return Named<"loss", E>{std::move(e)};
-}
-
-template <class T>
-auto as_hook_tuple(T t) {
-  if constexpr (std::is_same_v<T, NoField>) return boost::hana::make_tuple();
-  else return t;
 }
 
 /// The global step of model_dir's latest checkpoint, 0 when there is none (TF:
@@ -406,7 +401,22 @@ class Estimator {
     return result;
   }
 
-  /// The model_fn called for `mode` with a fresh store (predict.hpp uses it too).
+  /// Predicts (tf.estimator.Estimator.predict(input_fn, predict_keys, hooks, checkpoint_path,
+  /// yield_single_examples)): a PredictionRange over the input's examples (or batches), each
+  /// element giving the named predictions, `get<"probabilities">()`. `Keys` selects predictions
+  /// by name (none: all); a name the spec does not have is a compile error. The input_fn's
+  /// features are fed, its labels (if any) are not; the model_fn receives NoField labels.
+  /// Restores the checkpoint as evaluate() does (its errors are thrown here, before any hook
+  /// runs); binds forward only; writes nothing.
+  template <fixed_string... Keys, class InputFn, class Hooks = boost::hana::tuple<>>
+  auto predict(InputFn&& input_fn, PredictArgs args = {}, Hooks hooks = {}) {
+    auto in = make_input(input_fn);
+    using EI = decltype(in);
+    return PredictionRange<Estimator, EI, Hooks, Keys...>(*this, std::move(in), std::move(hooks),
+                                                          args);
+  }
+
+  /// The model_fn called for `mode` with a fresh store (predict uses it too).
   template <class In, class ModeT>
   auto call_model_fn(const In&, ModeT mode, nn::VariableStore& vars) {
     using F = typename In::features_type;
@@ -419,8 +429,10 @@ class Estimator {
       static_assert(std::is_invocable_v<ModelFn&, F, Lb, ModeT, const Params&, nn::VariableStore&>,
                     "hookfuse: the model_fn cannot be called as model_fn(features, labels, mode, "
                     "params, vars) or model_fn(features, labels, mode, vars): features and labels "
-                    "are the input_fn's placeholders (labels is NoField in predict), mode a "
-                    "ModeKey, vars an nn::VariableStore&");
+                    "are the placeholders the input_fn's EstimatorInput names, mode a ModeKey, "
+                    "vars an nn::VariableStore&. An input without labels (numpy_input_fn<X>) "
+                    "passes labels as NoField: take them as `auto labels`, or name the labels "
+                    "placeholder without data, numpy_input_fn<X, Y>(x, n, nullptr, options)");
   }
 
   /// The checkpoint a forward-only call restores: `given` (checked to exist) or model_dir's

@@ -59,12 +59,15 @@ struct fed_placeholders<F, NoField> {
   using type = typename feature_placeholders<F>::type;
 };
 
-/// feeds<names of the placeholders...>(input) for an EstimatorInput.
-template <class EI, class Ps = typename fed_placeholders<typename EI::features_type,
-                                                         typename EI::labels_type>::type>
+/// feeds<names of the placeholders...>(input) for an EstimatorInput (its features only when
+/// FeaturesOnly: predict feeds no labels, as TensorFlow's predict ignores them).
+template <class EI, bool FeaturesOnly = false,
+          class Ps = typename fed_placeholders<
+              typename EI::features_type,
+              std::conditional_t<FeaturesOnly, NoField, typename EI::labels_type>>::type>
 struct estimator_feeds;
-template <class EI, class... Ps>
-struct estimator_feeds<EI, std::tuple<Ps...>> {
+template <class EI, bool FeaturesOnly, class... Ps>
+struct estimator_feeds<EI, FeaturesOnly, std::tuple<Ps...>> {
   static auto make(typename EI::input_type& in) { return feeds<Ps::name...>(in); }
 };
 }  // namespace detail
@@ -78,8 +81,10 @@ struct estimator_feeds<EI, std::tuple<Ps...>> {
 /// (thrown by the call, naming NumpyInputFn and the option).
 template <class X, class Y = NoField>
 struct NumpyEstimatorInputFn {
-  using label_scalar = typename std::conditional_t<std::is_same_v<Y, NoField>,
-                                                   std::type_identity<float>, Y>::scalar;
+  struct NoLabels {
+    using scalar = float;  // the buffer type of an input without targets (never filled)
+  };
+  using label_scalar = typename std::conditional_t<std::is_same_v<Y, NoField>, NoLabels, Y>::scalar;
   using input_type = data::NumpyInputFn<typename X::scalar, label_scalar>;
   const typename X::scalar* x;
   std::int64_t num_examples;

@@ -27,6 +27,13 @@ inline constexpr bool is_hana_tuple_v = false;
 template <class... Ts>
 inline constexpr bool is_hana_tuple_v<boost::hana::tuple<Ts...>> = true;
 
+/// A spec's hook field as a hana tuple (none: empty).
+template <class T>
+auto as_hook_tuple(T t) {
+  if constexpr (std::is_same_v<T, NoField>) return boost::hana::make_tuple();
+  else return t;
+}
+
 /// Fails to compile, naming the field and the mode, for a spec that lacks what its mode needs.
 template <Mode M, bool HasTrainOp, bool HasLoss, bool HasPredictions>
 constexpr bool check_spec_fields() {

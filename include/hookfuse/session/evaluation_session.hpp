@@ -80,8 +80,8 @@ constexpr bool check_evaluation_fetch() {
 /// object, or caller_feeds(max_batch_size) and run(feed<"x">(...), ...)). `tensors` (at least
 /// one) are the named tensors the caller and the hooks may fetch (the loss, logits, metrics); a
 /// run computes only the ones fetched in it, and what they read. The graph is bound for batches
-/// of up to input.batch_size() rows, as for training (the first tensor plays the loss's part in
-/// bind, whose adjoint buffers this session leaves unused).
+/// of up to input.batch_size() rows, forward only (bind_forward: value buffers, no adjoint
+/// buffers, so a large evaluation batch pays nothing for gradients).
 ///
 /// Hook events and TensorFlow's rules as in MonitoredTrainingSession: construction calls every
 /// hook's begin(), binds the graph, then after_create_session(*this); every run calls
@@ -113,7 +113,7 @@ class MonitoredSession
       : global_step_(&global_step),
         input_(std::move(input)),
         hooks_(std::move(hooks)),
-        graph_((detail::call_begin(hooks_), bind(input_.batch_size(), tensors...))) {
+        graph_((detail::call_begin(hooks_), bind_forward(input_.batch_size(), tensors...))) {
     static_assert(caller_fed || InputFor<Input, graph_type>,
                   "hookfuse: the input must provide next(), batch_size() and feed(graph), or be "
                   "caller_feeds(max_batch_size)");
