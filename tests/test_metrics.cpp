@@ -136,7 +136,7 @@ TEST_CASE("Mean: total / count over every element, float32 state", "[metrics]") 
   CHECK(mean.value() == 0.0f);
 }
 
-TEST_CASE("Mean: weights broadcast to the values; their sum is the count", "[metrics]") {
+TEST_CASE("Mean: weights broadcast to the values, their sum is the count", "[metrics]") {
   // mean(): values = math_ops.multiply(values, weights); num_values = math_ops.reduce_sum(weights)
   Mean mean;
   CHECK(mean.update(floats({1.0f, 2.0f, 3.0f}), floats({1.0f, 0.0f, 1.0f})) == 2.0f);  // 4 / 2
@@ -462,7 +462,7 @@ TEST_CASE("AUC and MeanPerClassAccuracy: bad constructor arguments are a ValueEr
   CHECK_THROWS_AS(AUC(-5), std::invalid_argument);
 }
 
-TEST_CASE("MeanPerClassAccuracy: a label outside [0, num_classes) is an InvalidArgumentError",
+TEST_CASE("MeanPerClassAccuracy: a label below 0 or from num_classes on is an InvalidArgumentError",
           "[metrics][errors]") {
   MeanPerClassAccuracy m(3);
   m.update(ints({0, 1}), ints({0, 0}));
