@@ -57,13 +57,15 @@
 #include "hookfuse/session/session_options.hpp"
 
 // Hosted, but no dependency beyond the standard library (CSVLoggerHook and io::CsvWriter write
-// with stdio, ProgressBarHook to a std::ostream): left out of embedded builds only.
+// with stdio, ProgressBarHook to a std::ostream, the metrics' AUC and MeanPerClassAccuracy hold
+// std::vectors): left out of embedded builds only.
 #if !defined(HOOKFUSE_EMBEDDED) && !defined(HOOKFUSE_NO_EXCEPTIONS)
 #include "hookfuse/hooks/csv_logger_hook.hpp"
 #include "hookfuse/hooks/final_ops_hook.hpp"
 #include "hookfuse/hooks/global_step_waiter_hook.hpp"
 #include "hookfuse/hooks/progress_bar_hook.hpp"
 #include "hookfuse/io/csv_writer.hpp"
+#include "hookfuse/metrics.hpp"
 #endif
 
 #if !defined(HOOKFUSE_CORE_ONLY) && !defined(HOOKFUSE_NO_EXCEPTIONS)

@@ -1,0 +1,102 @@
+// hookfuse/metrics/precision_recall.hpp: streaming binary precision and recall
+// (tf.compat.v1.metrics.precision and recall, metrics_impl.py), from float32 counts of true
+// positives, false positives and false negatives.
+#pragma once
+
+#include "hookfuse/detail/eigen.hpp"
+#include "hookfuse/metrics/detail/inputs.hpp"
+
+namespace hookfuse::metrics {
+namespace detail {
+
+/// The batch's true positives, false positives and false negatives, labels and predictions
+/// cast to bool as TF does (nonzero, NaN included, is true), as float32 sums (TF's
+/// _count_condition: reduce_sum of the cast conditions).
+struct BinaryCounts {
+  float tp = 0.0f;
+  float fp = 0.0f;
+  float fn = 0.0f;
+};
+
+template <class L, class P>
+BinaryCounts binary_counts(const char* who, const L& labels, const P& predictions) {
+  check_same_shape(who, labels, predictions);
+  BinaryCounts c;
+  for (Eigen::Index i = 0; i < labels.rows(); ++i)
+    for (Eigen::Index j = 0; j < labels.cols(); ++j) {
+      const bool label = labels.coeff(i, j) != typename L::Scalar{};
+      const bool predicted = predictions.coeff(i, j) != typename P::Scalar{};
+      if (label && predicted) c.tp += 1.0f;
+      if (!label && predicted) c.fp += 1.0f;
+      if (label && !predicted) c.fn += 1.0f;
+    }
+  return c;
+}
+
+/// TF's compute_precision / compute_recall: where(a + b > 0, a / (a + b), 0).
+inline float ratio_or_zero(float a, float b) { return a + b > 0.0f ? a / (a + b) : 0.0f; }
+
+}  // namespace detail
+
+/// tf.compat.v1.metrics.precision(labels, predictions): true_positives / (true_positives +
+/// false_positives), 0 while that sum is 0 (TF's `where(tp + fp > 0, tp / (tp + fp), 0)`).
+/// `labels` and `predictions` [batch, k] of one shape, any arithmetic scalars, both cast to bool
+/// (nonzero is true: threshold probabilities before calling, e.g. `(p.array() > 0.5f)`).
+/// Different shapes throw ValueError, nothing updated. The two counts are float32 local
+/// variables, as TF's.
+class Precision {
+ public:
+  static constexpr int num_inputs = 2;
+
+  template <detail::ArithmeticMatrix L, detail::ArithmeticMatrix P>
+  float update(const Eigen::MatrixBase<L>& labels, const Eigen::MatrixBase<P>& predictions) {
+    const detail::Nested<L> l(labels.derived());
+    const detail::Nested<P> p(predictions.derived());
+    const detail::BinaryCounts c = detail::binary_counts("hookfuse::metrics::Precision", l, p);
+    true_positives_ += c.tp;
+    false_positives_ += c.fp;
+    return value();
+  }
+
+  [[nodiscard]] float value() const {
+    return detail::ratio_or_zero(true_positives_, false_positives_);
+  }
+  [[nodiscard]] float true_positives() const { return true_positives_; }
+  [[nodiscard]] float false_positives() const { return false_positives_; }
+  void reset() { true_positives_ = false_positives_ = 0.0f; }
+
+ private:
+  float true_positives_ = 0.0f;
+  float false_positives_ = 0.0f;
+};
+
+/// tf.compat.v1.metrics.recall(labels, predictions): true_positives / (true_positives +
+/// false_negatives), 0 while that sum is 0 (no positive label yet). Inputs and errors as
+/// Precision.
+class Recall {
+ public:
+  static constexpr int num_inputs = 2;
+
+  template <detail::ArithmeticMatrix L, detail::ArithmeticMatrix P>
+  float update(const Eigen::MatrixBase<L>& labels, const Eigen::MatrixBase<P>& predictions) {
+    const detail::Nested<L> l(labels.derived());
+    const detail::Nested<P> p(predictions.derived());
+    const detail::BinaryCounts c = detail::binary_counts("hookfuse::metrics::Recall", l, p);
+    true_positives_ += c.tp;
+    false_negatives_ += c.fn;
+    return value();
+  }
+
+  [[nodiscard]] float value() const {
+    return detail::ratio_or_zero(true_positives_, false_negatives_);
+  }
+  [[nodiscard]] float true_positives() const { return true_positives_; }
+  [[nodiscard]] float false_negatives() const { return false_negatives_; }
+  void reset() { true_positives_ = false_negatives_ = 0.0f; }
+
+ private:
+  float true_positives_ = 0.0f;
+  float false_negatives_ = 0.0f;
+};
+
+}  // namespace hookfuse::metrics
