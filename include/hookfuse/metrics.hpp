@@ -1,10 +1,11 @@
 // hookfuse/metrics.hpp: every streaming metric (tf.compat.v1.metrics): Mean, MeanSquaredError,
-// MeanAbsoluteError, Accuracy, Precision, Recall, AUC, MeanPerClassAccuracy, and the Metric
-// concept they satisfy.
+// MeanAbsoluteError, Accuracy, Precision, Recall, AUC, MeanPerClassAccuracy, the Metric
+// concept they satisfy, and metric<"name">(...), a metric bound to the tensors it reads.
 #pragma once
 
 #include "hookfuse/metrics/auc.hpp"
 #include "hookfuse/metrics/concepts.hpp"
 #include "hookfuse/metrics/mean.hpp"
 #include "hookfuse/metrics/mean_per_class_accuracy.hpp"
+#include "hookfuse/metrics/metric_op.hpp"
 #include "hookfuse/metrics/precision_recall.hpp"

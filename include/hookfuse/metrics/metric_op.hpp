@@ -11,6 +11,7 @@
 
 #include "hookfuse/autodiff/expr.hpp"
 #include "hookfuse/fixed_string.hpp"
+#include "hookfuse/metrics/concepts.hpp"
 
 namespace hookfuse::metrics {
 
@@ -41,14 +42,20 @@ struct MetricOp {
 /// over those tensors (placeholders, variables or expressions; their shapes are the metric's
 /// to check, see each metric), for an EstimatorSpec's eval_metric_ops. The name is the key of
 /// evaluate()'s result and the tag of its summary.
-template <fixed_string Name, class Metric, Operand... Xs>
-auto metric(Metric m, Xs&&... xs) {
+template <fixed_string Name, class Metric_, Operand... Xs>
+auto metric(Metric_ m, Xs&&... xs) {
   static_assert(Name.size() > 0, "hookfuse: metric<\"name\">(...): name the metric");
+  static_assert(Metric<Metric_>, "hookfuse: metric<\"name\">(m, ...): m is a streaming metric "
+                                 "(metrics/concepts.hpp: value(), reset(), num_inputs)");
+  static_assert(Metric_::num_inputs == static_cast<int>(sizeof...(Xs)),
+                "hookfuse: metric<\"name\">(m, tensors...): give the metric as many tensors as "
+                "it reads (Metric_::num_inputs: 1 for Mean, labels and predictions for the "
+                "others)");
   static_assert(Name.view() != "loss" && Name.view() != "global_step",
                 "hookfuse: metric<\"loss\"> and metric<\"global_step\">: the Estimator reports "
                 "these itself (TF: ValueError 'Metric with name \"loss\" is not allowed')");
   return [&]<std::size_t... K>(std::index_sequence<K...>) {
-    return MetricOp<Name, Metric,
+    return MetricOp<Name, Metric_,
                     Named<detail::input_name<Name, K>(), expr_t<Xs>>...>{
         std::move(m), boost::hana::make_tuple(Named<detail::input_name<Name, K>(), expr_t<Xs>>{
                           as_expr(static_cast<Xs&&>(xs))}...)};
