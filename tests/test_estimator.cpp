@@ -1,6 +1,7 @@
 // Estimator train / evaluate: y = Wx + b through a model_fn, step accounting, the files written,
 // TensorFlow's log lines. Expected numbers are worked out in the tests by hand.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -312,4 +313,78 @@ TEST_CASE("Estimator: a model_fn variable outside its VariableStore is refused b
   CHECK(what.find("'outside'") != std::string::npos);
   CHECK(what.find("VariableStore does not own") != std::string::npos);
   CHECK(fs::is_empty(dir.path));
+}
+
+namespace {
+using F2 = hf::Placeholder<"features", float, 2>;         // [batch, 2]
+using L2 = hf::Placeholder<"label", std::int32_t, 1>;     // [batch], class 0 or 1
+
+// A two-class softmax classifier with accuracy and AUC (TF: tf.metrics.auc(labels,
+// probabilities[:, 1])), written as a TensorFlow user would.
+auto classifier_fn = [](F2 x, L2 y, auto mode, hf::nn::VariableStore& vars) {
+  auto& dense = vars.layer<hf::nn::Dense<"dense", float, 2, 2>>("dense");
+  auto logits = hf::named<"logits">(dense(x));
+  auto probabilities = hf::named<"probabilities">(hf::softmax(logits));
+  auto loss = hf::named<"loss">(hf::sparse_softmax_cross_entropy(y, logits));
+  return hf::EstimatorSpec{
+      .mode = mode,
+      .predictions = hf::predictions(logits, probabilities),
+      .loss = loss,
+      .train_op = hf::GradientDescentOptimizer(0.5).minimize(loss, vars.global_step()),
+      .eval_metric_ops = hf::eval_metric_ops(
+          hf::metric<"accuracy">(hf::metrics::Accuracy{}, y, logits),
+          hf::metric<"auc">(hf::metrics::AUC{}, y, hf::slice_cols<1>(probabilities)))};
+};
+}  // namespace
+
+TEST_CASE("Estimator: a two-class model_fn trains, evaluates accuracy and AUC, predicts") {
+  TempDir dir("estimator");
+  // Class 1 above the line x0 + x1 = 0, class 0 below it.
+  const float features[16] = {-1.0f, -0.5f, -0.8f, -1.2f, -1.5f, 0.2f, 0.3f, -1.4f,
+                              1.0f,  0.5f,  0.8f,  1.2f,  1.5f,  -0.2f, -0.3f, 1.4f};
+  const std::int32_t labels[8] = {0, 0, 0, 0, 1, 1, 1, 1};
+  Lines lines;
+  hf::Estimator estimator(classifier_fn, hf::RunConfig<hf::FakeClock, CapturingLogger>{
+                                             .model_dir = dir.path.string(),
+                                             .logger = CapturingLogger{&lines}});
+  estimator.train(hf::numpy_input_fn<F2, L2>(features, 8, labels,
+                                             {.batch_size = 4, .num_epochs = std::nullopt,
+                                              .shuffle = true, .seed = 1}),
+                  {.steps = 200});
+  // Three unequal batches (3, 3, 2 rows): accuracy streams over the 8 examples.
+  const hf::EvalResult r = estimator.evaluate(hf::numpy_input_fn<F2, L2>(
+      features, 8, labels, {.batch_size = 3, .num_epochs = 1, .shuffle = false}));
+  const auto reader = hf::io::load_checkpoint(dir.path / "model.ckpt-200");
+  const auto kernel = reader.get_tensor<float>("dense/kernel");  // [2, 2], row-major
+  const auto bias = reader.get_tensor<float>("dense/bias");
+  int correct = 0;
+  std::vector<float> p1;
+  for (int i = 0; i < 8; ++i) {
+    const float z0 = features[2 * i] * kernel[0] + features[2 * i + 1] * kernel[2] + bias[0];
+    const float z1 = features[2 * i] * kernel[1] + features[2 * i + 1] * kernel[3] + bias[1];
+    correct += ((z1 > z0 ? 1 : 0) == labels[i]);
+    p1.push_back(1.0f / (1.0f + std::exp(z0 - z1)));
+  }
+  CHECK(r.at("accuracy") == Approx(correct / 8.0));
+  CHECK(correct == 8);  // separable data, 200 steps
+  // Every positive scores above every negative: TF's 200-threshold AUC is 1 up to its epsilon
+  // (tpr = (tp + 1e-7) / (tp + fn + 1e-7)), unless a positive and a negative share a bucket.
+  float min_pos = 1, max_neg = 0;
+  for (int k = 0; k < 8; ++k) {
+    if (labels[k] == 1) min_pos = std::min(min_pos, p1[k]);
+    else max_neg = std::max(max_neg, p1[k]);
+  }
+  REQUIRE(static_cast<int>(min_pos * 199) > static_cast<int>(max_neg * 199));
+  CHECK(r.at("auc") == Approx(1.0).margin(1e-5));
+  CHECK(r.metrics.size() == 3);  // accuracy, auc, loss
+
+  int i = 0;
+  for (const auto& p : estimator.predict<"probabilities">(hf::numpy_input_fn<F2, L2>(
+           features, 8, nullptr, {.batch_size = 8, .num_epochs = 1, .shuffle = false}))) {
+    const hf::TensorValue probs = p.get<"probabilities">();
+    REQUIRE(probs.cols == 2);
+    CHECK(probs.at(0, 1) == Approx(p1[i]).epsilon(1e-5));
+    ++i;
+  }
+  CHECK(i == 8);
 }

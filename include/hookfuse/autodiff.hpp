@@ -7,6 +7,7 @@
 #include "hookfuse/autodiff/graph.hpp"
 #include "hookfuse/autodiff/linalg_ops.hpp"
 #include "hookfuse/autodiff/reduce_ops.hpp"
+#include "hookfuse/autodiff/slice_ops.hpp"
 #include "hookfuse/autodiff/storage.hpp"
 #include "hookfuse/autodiff/summary.hpp"
 #include "hookfuse/autodiff/tape.hpp"
