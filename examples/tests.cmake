@@ -64,3 +64,19 @@ if(HOOKFUSE_BUILD_TESTS)
   set_tests_properties(example.fashion_mnist_numpy_reference PROPERTIES LABELS example
                        SKIP_RETURN_CODE 77 TIMEOUT 300)
 endif()
+# The Estimator example twice into one model_dir (removed first): evaluations at steps 100 and
+# 200, then 300 and 400 (a restart continues from the checkpoint); model_dir/eval holds one event
+# file, read back by scripts/plot_scalars.py --dump (tests/scripts/estimator_eval_events.sh).
+if(HOOKFUSE_BUILD_TESTS)
+  find_program(HOOKFUSE_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+  find_program(HOOKFUSE_PYTHON3 NAMES python3)
+  if(NOT HOOKFUSE_PYTHON3)
+    set(HOOKFUSE_PYTHON3 "")
+  endif()
+  add_test(NAME example.estimator_regression
+    COMMAND sh "${PROJECT_SOURCE_DIR}/tests/scripts/estimator_eval_events.sh"
+      "$<TARGET_FILE:estimator_regression>" "${HOOKFUSE_PYTHON3}"
+      "${PROJECT_SOURCE_DIR}/scripts/plot_scalars.py"
+      "${CMAKE_CURRENT_BINARY_DIR}/estimator_regression_run")
+  set_tests_properties(example.estimator_regression PROPERTIES LABELS example SKIP_RETURN_CODE 77)
+endif()
