@@ -388,3 +388,47 @@ TEST_CASE("Estimator: a two-class model_fn trains, evaluates accuracy and AUC, p
   }
   CHECK(i == 8);
 }
+
+TEST_CASE("Estimator: bad inputs are errors naming the thing, and model_dir is left as it was") {
+  TempDir dir("estimator");
+  const float xs2[4] = {1, 2, 3, 4};  // two examples of two features
+  const float ys[2] = {2, 4};
+  Lines lines;
+  auto estimator = make_estimator(dir.path, lines);
+
+  SECTION("an input whose features do not fit the placeholder") {
+    // X has one column; this input gives two per example.
+    const auto two_columns = [&] {
+      return hf::estimator_input<X, Y>(hf::data::NumpyInputFn<float, float>(
+          xs2, 2, 2, ys, {.batch_size = 2, .num_epochs = 1, .shuffle = false}));
+    };
+    const std::string what =
+        hookfuse_test::error_of<hf::ShapeError>([&] { estimator.train(two_columns, {.steps = 1}); });
+    CHECK(what.find("'x'") != std::string::npos);
+    CHECK(fs::is_empty(dir.path));
+  }
+  SECTION("evaluate with a checkpoint_path that does not exist") {
+    const auto eval_fn =
+        hf::numpy_input_fn<X, Y>(xs2, 2, ys, {.batch_size = 2, .num_epochs = 1, .shuffle = false});
+    const std::string missing = (dir.path / "model.ckpt-7").string();
+    const std::string what = hookfuse_test::error_of<hf::io::NotFoundError>(
+        [&] { (void)estimator.evaluate(eval_fn, {.checkpoint_path = missing}); });
+    CHECK(what.find(missing) != std::string::npos);
+    CHECK(hookfuse_test::error_of<hf::ValueError>([&] {
+            (void)estimator.evaluate(eval_fn, {.steps = 0});
+          }) == "Estimator.evaluate: Must specify steps > 0, given: 0");
+    CHECK(fs::is_empty(dir.path));
+  }
+  SECTION("a model_dir that is a regular file") {
+    const fs::path file = dir.path / "not_a_directory";
+    { std::ofstream(file) << "keep me"; }
+    Lines file_lines;
+    auto on_file = make_estimator(file, file_lines);
+    const auto train_fn =
+        hf::numpy_input_fn<X, Y>(xs2, 2, ys, {.batch_size = 1, .num_epochs = 1, .shuffle = false});
+    const std::string what =
+        hookfuse_test::error_of<std::exception>([&] { on_file.train(train_fn, {.steps = 1}); });
+    CHECK(what.find(file.string()) != std::string::npos);
+    CHECK(read_file(file) == "keep me");
+  }
+}
