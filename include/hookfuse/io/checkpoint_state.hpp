@@ -33,6 +33,7 @@
 #include "hookfuse/config.hpp"
 #include "hookfuse/errors.hpp"
 #include "hookfuse/io/atomic_file.hpp"
+#include "hookfuse/io/bundle_paths.hpp"
 #include "hookfuse/io/detail/posix_file.hpp"
 #include "hookfuse/io/detail/text_format.hpp"
 #include "hookfuse/io/errors.hpp"
@@ -259,6 +260,26 @@ void update_checkpoint_state(const std::filesystem::path& save_dir,
                                            "Please use a different save path.");
   write_file_atomically(file, format_checkpoint_state(state));
 }
+
+namespace detail {
+
+/// The newest checkpoint `state` lists whose files are all on disk (missing_checkpoint_file),
+/// model_checkpoint_path first, then the list from its newest entry to its oldest, skipping
+/// `skip`; nullopt when there is none. Only looks for the files.
+template <class = void>
+[[nodiscard]] std::optional<std::filesystem::path> newest_present_checkpoint(
+    const CheckpointState& state, const std::filesystem::path& skip) {
+  auto usable = [&](const std::string& p) {
+    return std::filesystem::path(p) != skip && !missing_checkpoint_file(p);
+  };
+  if (usable(state.model_checkpoint_path)) return state.model_checkpoint_path;
+  const auto& all = state.all_model_checkpoint_paths;
+  for (auto it = all.rbegin(); it != all.rend(); ++it)
+    if (usable(*it)) return *it;
+  return std::nullopt;
+}
+
+}  // namespace detail
 
 /// The newest checkpoint prefix of `checkpoint_dir` (TensorFlow's `tf.train.latest_checkpoint`):
 /// the state file's model_checkpoint_path joined to the directory, returned only when

@@ -144,6 +144,21 @@ bool bundle_holds(const std::filesystem::path& prefix, const std::vector<VarView
   }
 }
 
+/// Saver.restore's check of `save_path` before reading (TensorFlow's checkpoint_exists_internal):
+/// a path to one file of a checkpoint is a DataLossError naming the prefix to pass (TensorFlow
+/// reads such a file as a V1 table and fails with DataLoss "not an sstable"); a prefix without
+/// "P.index" is TensorFlow's ValueError "The passed save_path is not a valid checkpoint: P",
+/// followed by the files expected and found and the latest checkpoint of P's directory.
+template <class = void>
+void check_restore_path(const std::filesystem::path& save_path) {
+  const std::filesystem::path abs = absolute_path(save_path);
+  check_not_a_checkpoint_file(abs);
+  std::error_code ec;
+  if (!std::filesystem::exists(meta_filename(abs), ec))
+    ::hookfuse::detail::fail<ValueError>("The passed save_path is not a valid checkpoint: " +
+                                         save_path.string() + "; " + no_checkpoint_at(abs));
+}
+
 }  // namespace detail
 
 /// tf.compat.v1.train.Saver over the V2 format. Not thread-safe: one save or restore at a time.
@@ -254,14 +269,19 @@ class BasicSaver {
   /// when the checkpoint lacks its name), and the checkpoint must not hold its
   /// `conflicting_key` (CheckpointVariable::conflicting_key); all are checked, then every
   /// tensor is read and its CRC checked, and only then are the variables written: on any error
-  /// none is. Throws io::NotFoundError (no such checkpoint, or only missing names),
-  /// hookfuse::ValueError (a dtype or shape mismatch, a conflicting key present, or a bad
-  /// variable list), each naming the variables, both dtypes and shapes, and the index file;
+  /// none is. Throws hookfuse::ValueError "The passed save_path is not a valid checkpoint: P"
+  /// when there is no `P.index` (TensorFlow's), naming the files expected and found and the
+  /// latest checkpoint of P's directory; io::DataLossError when `prefix` is one file of a
+  /// checkpoint ("P.index", "P.data-00000-of-00001"), naming the prefix to pass;
+  /// io::NotFoundError for a missing data file or when only names are missing;
+  /// hookfuse::ValueError for a dtype or shape mismatch, a conflicting key present, or a bad
+  /// variable list, each naming the variables, both dtypes and shapes, and the index file;
   /// io::DataLossError for a corrupt checkpoint.
   template <class Vars>
   void restore(const Vars& vars, std::string_view prefix) const {
     const std::string where = "Saver.restore(" + std::string(prefix) + ")";
     const auto views = detail::view_variables(vars, where);
+    detail::check_restore_path(std::filesystem::path(prefix));
     const BundleReader reader{std::filesystem::path(prefix)};
     std::vector<detail::TensorAssignment> plan;
     plan.reserve(views.size());

@@ -1,0 +1,179 @@
+// tests/test_checkpoint_restore_errors.cpp: restores that cannot go as asked, with real files in
+// a temporary directory. A checkpoint that lost a file or fails its CRC never makes a run start
+// over: io::Saver::restore_latest, latest_checkpoint and MonitoredTrainingSession raise an error
+// naming the file and the newest intact checkpoint, and leave every file as it was (the state
+// file compared byte for byte); with RestoreFallback::newest_intact they resume from that one.
+// A path to one file of a checkpoint, or a prefix without files, gets an error that says what
+// to pass; load_checkpoint resolves a directory.
+//
+// Expected kinds and texts follow TensorFlow 1.x (tensorflow/python/training/saver.py,
+// Saver.restore: ValueError "The passed save_path is not a valid checkpoint: <path>" when
+// "<path>.index" is missing; session_manager.py, _restore_checkpoint: restores the state file's
+// model_checkpoint_path unconditionally, so a missing data file is the restore op's
+// NotFoundError; checkpoint_utils.py, load_checkpoint: ValueError "Couldn't find 'checkpoint'
+// file or checkpoints in given directory"). Expected values are worked out by hand: the Saver
+// model's weights at step s are w[i] = s + 0.25 i, b[i] = -s / 2 - i; the session's weights at
+// step 10 are copied from the model in memory when the first run stops there.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <hookfuse/hookfuse.hpp>
+#include <hookfuse/io/checkpoint_reader.hpp>
+#include <hookfuse/io/saver.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "capturing_logger.hpp"
+#include "checkpoint_test_vars.hpp"
+#include "error_of.hpp"
+#include "temp_dir.hpp"
+
+using namespace hookfuse;
+namespace fs = std::filesystem;
+using hookfuse_test::CapturingLogger;
+using hookfuse_test::error_of;
+using hookfuse_test::Lines;
+using hookfuse_test::read_text;
+using hookfuse_test::TempDir;
+using hookfuse_test::test_var;
+using hookfuse_test::TestVar;
+
+namespace {
+
+/// w [2, 3] float, b [3] float, global_step int64 [], set to a function of the step.
+struct SmallModel {
+  std::vector<float> w = std::vector<float>(6);
+  std::vector<float> b = std::vector<float>(3);
+  std::int64_t step = 0;
+  std::vector<TestVar> vars() {
+    return {test_var("dense/kernel", {2, 3}, w), test_var("dense/bias", {3}, b),
+            test_var("global_step", step)};
+  }
+  void set(std::int64_t s) {
+    for (std::size_t i = 0; i < w.size(); ++i)
+      w[i] = static_cast<float>(s) + 0.25f * static_cast<float>(i);
+    for (std::size_t i = 0; i < b.size(); ++i)
+      b[i] = -static_cast<float>(s) * 0.5f - static_cast<float>(i);
+    step = s;
+  }
+  void fill(float v) {
+    w.assign(6, v);
+    b.assign(3, v);
+    step = -1;
+  }
+};
+
+/// `dir` with checkpoints model.ckpt-10 and model.ckpt-20 of SmallModel, saved in that order.
+void save_10_and_20(const fs::path& dir) {
+  io::Saver saver;
+  SmallModel m;
+  for (const int s : {10, 20}) {
+    m.set(s);
+    (void)saver.save(m.vars(), (dir / "model.ckpt").string(), s);
+  }
+}
+
+}  // namespace
+
+// =============================================================================================
+// Paths that are not a checkpoint prefix
+// =============================================================================================
+
+TEST_CASE("a path to one file of a checkpoint says which prefix to pass") {
+  TempDir dir("restore_err");
+  const fs::path D = dir.path;
+  save_10_and_20(D);
+  const fs::path prefix = D / "model.ckpt-20";
+  const std::string hint = "this is one file of the checkpoint `" + prefix.string() +
+                           "`; pass the prefix `" + prefix.string() + "`";
+  SmallModel m;
+  m.fill(7.0f);
+  const auto vars = m.vars();
+  io::Saver saver;
+  for (const fs::path& file : {D / "model.ckpt-20.data-00000-of-00001", D / "model.ckpt-20.index"}) {
+    INFO(file.string());
+    // TensorFlow reads such a file as a V1 table: DataLossError ("not an sstable").
+    CHECK_THAT(error_of<io::DataLossError>([&] { io::CheckpointReader r(file); }),
+               Catch::StartsWith(file.string() + ": " + hint));
+    CHECK_THAT(error_of<io::DataLossError>([&] { saver.restore(vars, file.string()); }),
+               Catch::Contains(hint));
+    CHECK_THAT(error_of<io::DataLossError>([&] { (void)io::list_variables(file); }),
+               Catch::Contains(hint));
+  }
+  CHECK(m.step == -1);
+  // A file name of a prefix that has no files: said too, with the kind of a missing file.
+  const fs::path gone = D / "model.ckpt-30.index";
+  CHECK_THAT(error_of<io::NotFoundError>([&] { io::CheckpointReader r(gone); }),
+             Catch::Contains("one file of the checkpoint `" + (D / "model.ckpt-30").string()) &&
+                 Catch::Contains("model.ckpt-30.index is not found either"));
+}
+
+TEST_CASE("a prefix without files: TensorFlow's 'not a valid checkpoint', naming the "
+          "directory's latest checkpoint") {
+  TempDir dir("restore_err");
+  const fs::path D = dir.path;
+  save_10_and_20(D);
+  const fs::path missing = D / "model.ckpt-15";
+  const std::string latest = "the latest checkpoint in " + D.string() + " is " +
+                             (D / "model.ckpt-20").string();
+  SmallModel m;
+  const auto vars = m.vars();
+  io::Saver saver;
+  const std::string restore_msg =
+      error_of<ValueError>([&] { saver.restore(vars, missing.string()); });
+  CHECK_THAT(restore_msg,
+             Catch::StartsWith("The passed save_path is not a valid checkpoint: " +
+                               missing.string()) &&
+                 Catch::Contains("expected model.ckpt-15.index and "
+                                 "model.ckpt-15.data-00000-of-00001, found neither") &&
+                 Catch::Contains(latest));
+  // The reader keeps tf.train.load_checkpoint's kind for a missing prefix, NotFoundError.
+  CHECK_THAT(error_of<io::NotFoundError>([&] { io::CheckpointReader r(missing); }),
+             Catch::Contains((D / "model.ckpt-15.index").string() + ": not found") &&
+                 Catch::Contains(latest));
+  // A data file alone is reported as found.
+  fs::copy_file(D / "model.ckpt-10.data-00000-of-00001",
+                D / "model.ckpt-15.data-00000-of-00001");
+  CHECK_THAT(error_of<ValueError>([&] { saver.restore(vars, missing.string()); }),
+             Catch::Contains("found only model.ckpt-15.data-00000-of-00001"));
+  // A directory without a state file: no latest checkpoint to name.
+  const fs::path empty = D / "empty";
+  fs::create_directory(empty);
+  const std::string no_hint =
+      error_of<ValueError>([&] { saver.restore(vars, (empty / "model.ckpt-1").string()); });
+  CHECK(no_hint.find("latest checkpoint") == std::string::npos);
+  // The directory itself given as a prefix.
+  CHECK_THAT(error_of<io::NotFoundError>([&] { io::CheckpointReader r(D); }),
+             Catch::Contains(D.string() + " is a directory, not a checkpoint prefix") &&
+                 Catch::Contains(latest));
+}
+
+TEST_CASE("load_checkpoint and list_variables on a directory open its latest checkpoint, as "
+          "tf.train.load_checkpoint") {
+  TempDir dir("restore_err");
+  const fs::path D = dir.path;
+  save_10_and_20(D);
+  const io::CheckpointReader r = io::load_checkpoint(D);
+  CHECK(r.bundle().prefix() == D / "model.ckpt-20");
+  CHECK(r.get_tensor<std::int64_t>("global_step") == std::vector<std::int64_t>{20});
+  // Step 20's bias, by hand: b[i] = -10 - i.
+  CHECK(r.get_tensor<float>("dense/bias") == std::vector<float>{-10.0f, -11.0f, -12.0f});
+  CHECK(io::load_checkpoint(D / "model.ckpt-10").get_tensor<std::int64_t>("global_step") ==
+        std::vector<std::int64_t>{10});
+  const auto listed = io::list_variables(D);
+  REQUIRE(listed.size() == 3);
+  CHECK(listed[0].first == "dense/bias");
+  CHECK(listed[1].first == "dense/kernel");
+  CHECK(listed[2].first == "global_step");
+
+  const fs::path empty = D / "empty";
+  fs::create_directory(empty);
+  CHECK_THAT(error_of<ValueError>([&] { (void)io::load_checkpoint(empty); }),
+             Catch::StartsWith("Couldn't find 'checkpoint' file or checkpoints in given "
+                               "directory " +
+                               empty.string()));
+}
