@@ -44,6 +44,13 @@ using hookfuse_test::TestVar;
 
 namespace {
 
+/// Every file name in `dir`, sorted.
+std::set<std::string> all_files_in(const fs::path& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().filename().string());
+  return out;
+}
+
 /// w [2, 3] float, b [3] float, global_step int64 [], set to a function of the step.
 struct SmallModel {
   std::vector<float> w = std::vector<float>(6);
@@ -78,6 +85,136 @@ void save_10_and_20(const fs::path& dir) {
 }
 
 }  // namespace
+
+// =============================================================================================
+// A damaged newest checkpoint: an error naming it, nothing changed on disk
+// =============================================================================================
+
+TEST_CASE("Saver.restore_latest: the newest checkpoint's data file deleted is a NotFoundError "
+          "naming it and the newest intact one, and changes nothing") {
+  TempDir dir("restore_err");
+  const fs::path D = dir.path;
+  save_10_and_20(D);
+  const fs::path data20 = D / "model.ckpt-20.data-00000-of-00001";
+  fs::remove(data20);
+  const std::string state_before = read_text(D / "checkpoint");
+  const std::set<std::string> files_before = all_files_in(D);
+
+  io::Saver saver;
+  SmallModel m;
+  m.fill(7.0f);
+  const auto vars = m.vars();
+  Lines lines;
+  CapturingLogger logger{&lines};
+  const std::string msg =
+      error_of<io::NotFoundError>([&] { (void)saver.restore_latest(vars, D.string(), logger); });
+  CHECK_THAT(msg, Catch::Contains((D / "checkpoint").string() + " names " +
+                                  (D / "model.ckpt-20").string()) &&
+                      Catch::Contains(data20.string()) &&
+                      Catch::Contains("The newest intact checkpoint listed is " +
+                                      (D / "model.ckpt-10").string()) &&
+                      Catch::Contains("nothing on disk was changed") &&
+                      Catch::Contains("restore_fallback = newest_intact"));
+  // Nothing restored, nothing taken over, nothing logged, nothing on disk changed.
+  CHECK(m.w == std::vector<float>(6, 7.0f));
+  CHECK(m.step == -1);
+  CHECK(saver.last_checkpoints().empty());
+  CHECK(lines.empty());
+  CHECK(read_text(D / "checkpoint") == state_before);
+  CHECK(all_files_in(D) == files_before);
+
+  // latest_checkpoint does not answer "none" (which would start a caller over): it names the
+  // missing file and the newest listed checkpoint whose files are all present.
+  const std::string latest = error_of<io::NotFoundError>([&] { (void)io::latest_checkpoint(D); });
+  CHECK_THAT(latest, Catch::Contains(data20.string()) &&
+                         Catch::Contains("The newest listed checkpoint whose files are all "
+                                         "present is " +
+                                         (D / "model.ckpt-10").string()));
+  CHECK(read_text(D / "checkpoint") == state_before);
+}
+
+TEST_CASE("Saver.restore_latest: the newest index deleted is TensorFlow's ValueError, a "
+          "corrupt tensor a DataLossError; nothing changes") {
+  TempDir dir("restore_err");
+  const fs::path D = dir.path;
+  save_10_and_20(D);
+  io::Saver saver;
+  SmallModel m;
+  m.fill(7.0f);
+  const auto vars = m.vars();
+
+  SECTION("index deleted") {
+    fs::remove(D / "model.ckpt-20.index");
+    const std::string state_before = read_text(D / "checkpoint");
+    const auto files_before = all_files_in(D);
+    CHECK_THAT(error_of<ValueError>([&] { (void)saver.restore_latest(vars, D.string()); }),
+               Catch::Contains((D / "model.ckpt-20.index").string() + " is not found") &&
+                   Catch::Contains((D / "model.ckpt-10").string()));
+    CHECK(read_text(D / "checkpoint") == state_before);
+    CHECK(all_files_in(D) == files_before);
+    // TensorFlow's latest_checkpoint returns None here; ours names the missing index.
+    CHECK_THAT(error_of<io::NotFoundError>([&] { (void)io::latest_checkpoint(D); }),
+               Catch::Contains((D / "model.ckpt-20.index").string()));
+  }
+  SECTION("one byte of the data file flipped: the CRC32C check fails") {
+    const fs::path data20 = D / "model.ckpt-20.data-00000-of-00001";
+    std::string bytes = read_text(data20);
+    bytes[0] = static_cast<char>(bytes[0] ^ 0x01);
+    {
+      std::ofstream out(data20, std::ios::binary | std::ios::trunc);
+      out << bytes;
+    }
+    const std::string state_before = read_text(D / "checkpoint");
+    CHECK_THAT(error_of<io::DataLossError>([&] { (void)saver.restore_latest(vars, D.string()); }),
+               Catch::Contains(data20.string()) &&
+                   Catch::Contains("The newest intact checkpoint listed is " +
+                                   (D / "model.ckpt-10").string()));
+    CHECK(read_text(D / "checkpoint") == state_before);
+    // Every file is present, so latest_checkpoint (which only looks for them) names it.
+    CHECK(io::latest_checkpoint(D) == D / "model.ckpt-20");
+  }
+  SECTION("no intact checkpoint listed: the error says so") {
+    fs::remove(D / "model.ckpt-20.data-00000-of-00001");
+    fs::remove(D / "model.ckpt-10.index");
+    saver.set_restore_fallback(io::RestoreFallback::newest_intact);
+    CHECK_THAT(error_of<io::NotFoundError>([&] { (void)saver.restore_latest(vars, D.string()); }),
+               Catch::Contains("No checkpoint listed there is intact") &&
+                   Catch::Contains((D / "model.ckpt-10.index").string()));
+  }
+  CHECK(m.w == std::vector<float>(6, 7.0f));
+  CHECK(m.step == -1);
+}
+
+TEST_CASE("Saver.restore_latest with restore_fallback = newest_intact resumes from the newest "
+          "intact checkpoint, logs it and keeps every checkpoint listed") {
+  TempDir dir("restore_err");
+  const fs::path D = dir.path;
+  save_10_and_20(D);
+  fs::remove(D / "model.ckpt-20.data-00000-of-00001");
+
+  io::Saver saver(SaverOptions{.restore_fallback = io::RestoreFallback::newest_intact});
+  CHECK(saver.restore_fallback() == io::RestoreFallback::newest_intact);
+  SmallModel m;
+  m.fill(7.0f);
+  const auto vars = m.vars();
+  Lines lines;
+  CapturingLogger logger{&lines};
+  const std::string state_before = read_text(D / "checkpoint");
+  CHECK(saver.restore_latest(vars, D.string(), logger) == (D / "model.ckpt-10").string());
+  // Step 10's values, by hand: w[i] = 10 + 0.25 i, b[i] = -5 - i.
+  CHECK(m.w == std::vector<float>{10.0f, 10.25f, 10.5f, 10.75f, 11.0f, 11.25f});
+  CHECK(m.b == std::vector<float>{-5.0f, -6.0f, -7.0f});
+  CHECK(m.step == 10);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].severity == Severity::warning);
+  CHECK_THAT(lines[0].text,
+             Catch::Contains((D / "model.ckpt-20.data-00000-of-00001").string()) &&
+                 Catch::Contains("restoring " + (D / "model.ckpt-10").string()));
+  // Restoring writes nothing; retention takes over the whole list, the damaged one included.
+  CHECK(read_text(D / "checkpoint") == state_before);
+  CHECK(saver.last_checkpoints() ==
+        std::vector<std::string>{(D / "model.ckpt-10").string(), (D / "model.ckpt-20").string()});
+}
 
 // =============================================================================================
 // Paths that are not a checkpoint prefix
