@@ -84,6 +84,54 @@ void save_10_and_20(const fs::path& dir) {
   }
 }
 
+/// A Dense classifier x [batch, 3] -> logits [batch, 2]: dense/kernel [3, 2], dense/bias [2].
+struct DenseModel {
+  Placeholder<"x", float, 3> x;
+  Placeholder<"labels", std::int32_t, 1> labels;
+  nn::Dense<"dense", float, 3, 2> dense;
+  GlobalStep gs;
+  DenseModel() = default;
+  DenseModel(const DenseModel&) = delete;
+  auto train_op() {
+    auto loss = named<"loss">(sparse_softmax_cross_entropy(labels, dense(x)));
+    return GradientDescentOptimizer(0.1).minimize(loss, gs);
+  }
+  std::vector<float> weights() const {
+    std::vector<float> out(dense.kernel.value.data(), dense.kernel.value.data() + 6);
+    out.insert(out.end(), dense.bias.value.data(), dense.bias.value.data() + 2);
+    return out;
+  }
+  void fill(float v) {
+    dense.kernel.value.setConstant(v);
+    dense.bias.value.setConstant(v);
+  }
+};
+
+/// Two rows whose values depend on the global step, so the weights differ at every step.
+struct StepInput {
+  const GlobalStep* gs;
+  float x[6] = {};
+  std::int32_t y[2] = {};
+  bool next() {
+    const auto s = static_cast<float>(gs->value % 7);
+    for (int i = 0; i < 6; ++i) x[i] = 0.25f * static_cast<float>(i) - 0.1f * s;
+    y[0] = static_cast<std::int32_t>(gs->value % 2);
+    y[1] = 1 - y[0];
+    return true;
+  }
+  Index batch_size() const { return 2; }
+  template <class G>
+  void feed(G& g) {
+    g.template feed<"x">(x, 2, 3);
+    g.template feed<"labels">(y, 2);
+  }
+};
+
+template <class Session>
+void run_until_stop(Session& session) {
+  while (!session.should_stop()) session.run();
+}
+
 }  // namespace
 
 // =============================================================================================
@@ -214,6 +262,124 @@ TEST_CASE("Saver.restore_latest with restore_fallback = newest_intact resumes fr
   CHECK(read_text(D / "checkpoint") == state_before);
   CHECK(saver.last_checkpoints() ==
         std::vector<std::string>{(D / "model.ckpt-10").string(), (D / "model.ckpt-20").string()});
+}
+
+// =============================================================================================
+// The same in a restarted MonitoredTrainingSession
+// =============================================================================================
+
+TEST_CASE("A restarted session whose newest checkpoint lost its data file raises and writes "
+          "nothing; with newest_intact it resumes from the older one",
+          "[checkpoint][scenario]") {
+  // Run 1 stops at 10: saves 0 and 10 (save_checkpoint_steps = 10: at creation, then when the
+  // step reaching 10 ends). Run 2 resumes at 10 and stops at 20: saves 10 again (same values,
+  // files untouched) and 20. The state file lists 0, 10, 20.
+  TempDir dir("restore_err");
+  const fs::path D = dir.path;
+  std::vector<float> weights_at_10;
+  {
+    DenseModel m;
+    MonitoredTrainingSession session(
+        m.train_op(), StepInput{&m.gs},
+        SessionOptions<io::Saver, SteadyClock, NullLogger>{.checkpoint_dir = D.string(),
+                                                            .save_checkpoint_steps = 10},
+        hooks(StopAtStepHook({.last_step = 10})));
+    run_until_stop(session);
+    session.close();
+    weights_at_10 = m.weights();
+  }
+  {
+    DenseModel m;
+    MonitoredTrainingSession session(
+        m.train_op(), StepInput{&m.gs},
+        SessionOptions<io::Saver, SteadyClock, NullLogger>{.checkpoint_dir = D.string(),
+                                                            .save_checkpoint_steps = 10},
+        hooks(StopAtStepHook({.last_step = 20})));
+    CHECK(session.global_step() == 10);
+    run_until_stop(session);
+    session.close();
+    CHECK(m.weights() != weights_at_10);
+  }
+  const fs::path data20 = D / "model.ckpt-20.data-00000-of-00001";
+  REQUIRE(fs::exists(data20));
+  fs::remove(data20);
+  const std::string state_before = read_text(D / "checkpoint");
+  const std::set<std::string> files_before = all_files_in(D);
+
+  // Run 3: TensorFlow's behaviour, an error; no checkpoint, state file or event file written.
+  {
+    DenseModel m;
+    const std::string msg = error_of<io::NotFoundError>([&] {
+      MonitoredTrainingSession session(
+          m.train_op(), StepInput{&m.gs},
+          SessionOptions<io::Saver, SteadyClock, NullLogger>{.checkpoint_dir = D.string(),
+                                                              .save_checkpoint_steps = 10},
+          hooks(StopAtStepHook({.last_step = 30})));
+    });
+    CHECK_THAT(msg, Catch::Contains(data20.string()) &&
+                        Catch::Contains("The newest intact checkpoint listed is " +
+                                        (D / "model.ckpt-10").string()));
+  }
+  CHECK(read_text(D / "checkpoint") == state_before);
+  CHECK(all_files_in(D) == files_before);
+
+  // Run 4: opted in, it resumes at 10 with the weights run 1 had there, logs why, and trains
+  // on to 20, writing model.ckpt-20 again.
+  {
+    DenseModel m;
+    m.fill(42.0f);
+    Lines lines;
+    MonitoredTrainingSession session(
+        m.train_op(), StepInput{&m.gs},
+        SessionOptions<io::Saver, SteadyClock, CapturingLogger>{
+            .checkpoint_dir = D.string(),
+            .save_checkpoint_steps = 10,
+            .restore_fallback = io::RestoreFallback::newest_intact,
+            .logger = CapturingLogger{&lines}},
+        hooks(StopAtStepHook({.last_step = 20})));
+    CHECK(session.restored_from_checkpoint());
+    CHECK(session.global_step() == 10);
+    CHECK(m.weights() == weights_at_10);
+    bool warned = false;
+    bool restoring_10 = false;
+    for (const auto& l : lines) {
+      warned = warned || (l.severity == Severity::warning &&
+                          l.text.find(data20.string()) != std::string::npos &&
+                          l.text.find("restoring " + (D / "model.ckpt-10").string()) !=
+                              std::string::npos);
+      restoring_10 = restoring_10 ||
+                     l.text == "Restoring parameters from " + (D / "model.ckpt-10").string();
+    }
+    CHECK(warned);
+    CHECK(restoring_10);
+    // The save at creation (step 10) keeps every checkpoint listed, the damaged one included.
+    const auto state = io::get_checkpoint_state(D);
+    REQUIRE(state);
+    CHECK(state->model_checkpoint_path == (D / "model.ckpt-10").string());
+    CHECK(state->all_model_checkpoint_paths ==
+          std::vector<std::string>{(D / "model.ckpt-0").string(), (D / "model.ckpt-20").string(),
+                                   (D / "model.ckpt-10").string()});
+    run_until_stop(session);
+    session.close();
+  }
+  CHECK(io::latest_checkpoint(D) == D / "model.ckpt-20");
+  CHECK(io::load_checkpoint(D).get_tensor<std::int64_t>("global_step") ==
+        std::vector<std::int64_t>{20});
+}
+
+TEST_CASE("SessionOptions::restore_fallback is for the saver the session makes") {
+  TempDir dir("restore_err");
+  DenseModel m;
+  CHECK_THAT(error_of<ValueError>([&] {
+               MonitoredTrainingSession session(
+                   m.train_op(), StepInput{&m.gs},
+                   SessionOptions<io::Saver, SteadyClock, NullLogger>{
+                       .checkpoint_dir = dir.path.string(),
+                       .restore_fallback = io::RestoreFallback::newest_intact,
+                       .saver = io::Saver()},
+                   hooks(StopAtStepHook({.last_step = 1})));
+             }),
+             Catch::Contains("restore_fallback is for the saver the session makes"));
 }
 
 // =============================================================================================
