@@ -138,8 +138,9 @@ void run_until_stop(Session& session) {
 // A damaged newest checkpoint: an error naming it, nothing changed on disk
 // =============================================================================================
 
-TEST_CASE("Saver.restore_latest: the newest checkpoint's data file deleted is a NotFoundError "
-          "naming it and the newest intact one, and changes nothing") {
+TEST_CASE(
+    "Saver.restore_latest: the newest checkpoint's data file deleted is a NotFoundError "
+    "naming it and the newest intact one, and changes nothing") {
   TempDir dir("restore_err");
   const fs::path D = dir.path;
   save_10_and_20(D);
@@ -181,8 +182,9 @@ TEST_CASE("Saver.restore_latest: the newest checkpoint's data file deleted is a 
   CHECK(read_text(D / "checkpoint") == state_before);
 }
 
-TEST_CASE("Saver.restore_latest: the newest index deleted is TensorFlow's ValueError, a "
-          "corrupt tensor a DataLossError; nothing changes") {
+TEST_CASE(
+    "Saver.restore_latest: the newest index deleted is TensorFlow's ValueError, a "
+    "corrupt tensor a DataLossError; nothing changes") {
   TempDir dir("restore_err");
   const fs::path D = dir.path;
   save_10_and_20(D);
@@ -233,8 +235,9 @@ TEST_CASE("Saver.restore_latest: the newest index deleted is TensorFlow's ValueE
   CHECK(m.step == -1);
 }
 
-TEST_CASE("Saver.restore_latest with restore_fallback = newest_intact resumes from the newest "
-          "intact checkpoint, logs it and keeps every checkpoint listed") {
+TEST_CASE(
+    "Saver.restore_latest with restore_fallback = newest_intact resumes from the newest "
+    "intact checkpoint, logs it and keeps every checkpoint listed") {
   TempDir dir("restore_err");
   const fs::path D = dir.path;
   save_10_and_20(D);
@@ -255,9 +258,8 @@ TEST_CASE("Saver.restore_latest with restore_fallback = newest_intact resumes fr
   CHECK(m.step == 10);
   REQUIRE(lines.size() == 1);
   CHECK(lines[0].severity == Severity::warning);
-  CHECK_THAT(lines[0].text,
-             Catch::Contains((D / "model.ckpt-20.data-00000-of-00001").string()) &&
-                 Catch::Contains("restoring " + (D / "model.ckpt-10").string()));
+  CHECK_THAT(lines[0].text, Catch::Contains((D / "model.ckpt-20.data-00000-of-00001").string()) &&
+                                Catch::Contains("restoring " + (D / "model.ckpt-10").string()));
   // Restoring writes nothing; retention takes over the whole list, the damaged one included.
   CHECK(read_text(D / "checkpoint") == state_before);
   CHECK(saver.last_checkpoints() ==
@@ -268,9 +270,10 @@ TEST_CASE("Saver.restore_latest with restore_fallback = newest_intact resumes fr
 // The same in a restarted MonitoredTrainingSession
 // =============================================================================================
 
-TEST_CASE("A restarted session whose newest checkpoint lost its data file raises and writes "
-          "nothing; with newest_intact it resumes from the older one",
-          "[checkpoint][scenario]") {
+TEST_CASE(
+    "A restarted session whose newest checkpoint lost its data file raises and writes "
+    "nothing; with newest_intact it resumes from the older one",
+    "[checkpoint][scenario]") {
   // Run 1 stops at 10: saves 0 and 10 (save_checkpoint_steps = 10: at creation, then when the
   // step reaching 10 ends). Run 2 resumes at 10 and stops at 20: saves 10 again (same values,
   // files untouched) and 20. The state file lists 0, 10, 20.
@@ -279,22 +282,20 @@ TEST_CASE("A restarted session whose newest checkpoint lost its data file raises
   std::vector<float> weights_at_10;
   {
     DenseModel m;
-    MonitoredTrainingSession session(
-        m.train_op(), StepInput{&m.gs},
-        SessionOptions<io::Saver, SteadyClock, NullLogger>{.checkpoint_dir = D.string(),
-                                                            .save_checkpoint_steps = 10},
-        hooks(StopAtStepHook({.last_step = 10})));
+    MonitoredTrainingSession session(m.train_op(), StepInput{&m.gs},
+                                     SessionOptions<io::Saver, SteadyClock, NullLogger>{
+                                         .checkpoint_dir = D.string(), .save_checkpoint_steps = 10},
+                                     hooks(StopAtStepHook({.last_step = 10})));
     run_until_stop(session);
     session.close();
     weights_at_10 = m.weights();
   }
   {
     DenseModel m;
-    MonitoredTrainingSession session(
-        m.train_op(), StepInput{&m.gs},
-        SessionOptions<io::Saver, SteadyClock, NullLogger>{.checkpoint_dir = D.string(),
-                                                            .save_checkpoint_steps = 10},
-        hooks(StopAtStepHook({.last_step = 20})));
+    MonitoredTrainingSession session(m.train_op(), StepInput{&m.gs},
+                                     SessionOptions<io::Saver, SteadyClock, NullLogger>{
+                                         .checkpoint_dir = D.string(), .save_checkpoint_steps = 10},
+                                     hooks(StopAtStepHook({.last_step = 20})));
     CHECK(session.global_step() == 10);
     run_until_stop(session);
     session.close();
@@ -313,7 +314,7 @@ TEST_CASE("A restarted session whose newest checkpoint lost its data file raises
       MonitoredTrainingSession session(
           m.train_op(), StepInput{&m.gs},
           SessionOptions<io::Saver, SteadyClock, NullLogger>{.checkpoint_dir = D.string(),
-                                                              .save_checkpoint_steps = 10},
+                                                             .save_checkpoint_steps = 10},
           hooks(StopAtStepHook({.last_step = 30})));
     });
     CHECK_THAT(msg, Catch::Contains(data20.string()) &&
@@ -329,26 +330,25 @@ TEST_CASE("A restarted session whose newest checkpoint lost its data file raises
     DenseModel m;
     m.fill(42.0f);
     Lines lines;
-    MonitoredTrainingSession session(
-        m.train_op(), StepInput{&m.gs},
-        SessionOptions<io::Saver, SteadyClock, CapturingLogger>{
-            .checkpoint_dir = D.string(),
-            .save_checkpoint_steps = 10,
-            .restore_fallback = io::RestoreFallback::newest_intact,
-            .logger = CapturingLogger{&lines}},
-        hooks(StopAtStepHook({.last_step = 20})));
+    MonitoredTrainingSession session(m.train_op(), StepInput{&m.gs},
+                                     SessionOptions<io::Saver, SteadyClock, CapturingLogger>{
+                                         .checkpoint_dir = D.string(),
+                                         .save_checkpoint_steps = 10,
+                                         .restore_fallback = io::RestoreFallback::newest_intact,
+                                         .logger = CapturingLogger{&lines}},
+                                     hooks(StopAtStepHook({.last_step = 20})));
     CHECK(session.restored_from_checkpoint());
     CHECK(session.global_step() == 10);
     CHECK(m.weights() == weights_at_10);
     bool warned = false;
     bool restoring_10 = false;
     for (const auto& l : lines) {
-      warned = warned || (l.severity == Severity::warning &&
-                          l.text.find(data20.string()) != std::string::npos &&
-                          l.text.find("restoring " + (D / "model.ckpt-10").string()) !=
-                              std::string::npos);
-      restoring_10 = restoring_10 ||
-                     l.text == "Restoring parameters from " + (D / "model.ckpt-10").string();
+      warned =
+          warned ||
+          (l.severity == Severity::warning && l.text.find(data20.string()) != std::string::npos &&
+           l.text.find("restoring " + (D / "model.ckpt-10").string()) != std::string::npos);
+      restoring_10 =
+          restoring_10 || l.text == "Restoring parameters from " + (D / "model.ckpt-10").string();
     }
     CHECK(warned);
     CHECK(restoring_10);
@@ -397,7 +397,8 @@ TEST_CASE("a path to one file of a checkpoint says which prefix to pass") {
   m.fill(7.0f);
   const auto vars = m.vars();
   io::Saver saver;
-  for (const fs::path& file : {D / "model.ckpt-20.data-00000-of-00001", D / "model.ckpt-20.index"}) {
+  for (const fs::path& file :
+       {D / "model.ckpt-20.data-00000-of-00001", D / "model.ckpt-20.index"}) {
     INFO(file.string());
     // TensorFlow reads such a file as a V1 table: DataLossError ("not an sstable").
     CHECK_THAT(error_of<io::DataLossError>([&] { io::CheckpointReader r(file); }),
@@ -415,32 +416,31 @@ TEST_CASE("a path to one file of a checkpoint says which prefix to pass") {
                  Catch::Contains("model.ckpt-30.index is not found either"));
 }
 
-TEST_CASE("a prefix without files: TensorFlow's 'not a valid checkpoint', naming the "
-          "directory's latest checkpoint") {
+TEST_CASE(
+    "a prefix without files: TensorFlow's 'not a valid checkpoint', naming the "
+    "directory's latest checkpoint") {
   TempDir dir("restore_err");
   const fs::path D = dir.path;
   save_10_and_20(D);
   const fs::path missing = D / "model.ckpt-15";
-  const std::string latest = "the latest checkpoint in " + D.string() + " is " +
-                             (D / "model.ckpt-20").string();
+  const std::string latest =
+      "the latest checkpoint in " + D.string() + " is " + (D / "model.ckpt-20").string();
   SmallModel m;
   const auto vars = m.vars();
   io::Saver saver;
   const std::string restore_msg =
       error_of<ValueError>([&] { saver.restore(vars, missing.string()); });
-  CHECK_THAT(restore_msg,
-             Catch::StartsWith("The passed save_path is not a valid checkpoint: " +
-                               missing.string()) &&
-                 Catch::Contains("expected model.ckpt-15.index and "
-                                 "model.ckpt-15.data-00000-of-00001, found neither") &&
-                 Catch::Contains(latest));
+  CHECK_THAT(restore_msg, Catch::StartsWith("The passed save_path is not a valid checkpoint: " +
+                                            missing.string()) &&
+                              Catch::Contains("expected model.ckpt-15.index and "
+                                              "model.ckpt-15.data-00000-of-00001, found neither") &&
+                              Catch::Contains(latest));
   // The reader keeps tf.train.load_checkpoint's kind for a missing prefix, NotFoundError.
   CHECK_THAT(error_of<io::NotFoundError>([&] { io::CheckpointReader r(missing); }),
              Catch::Contains((D / "model.ckpt-15.index").string() + ": not found") &&
                  Catch::Contains(latest));
   // A data file alone is reported as found.
-  fs::copy_file(D / "model.ckpt-10.data-00000-of-00001",
-                D / "model.ckpt-15.data-00000-of-00001");
+  fs::copy_file(D / "model.ckpt-10.data-00000-of-00001", D / "model.ckpt-15.data-00000-of-00001");
   CHECK_THAT(error_of<ValueError>([&] { saver.restore(vars, missing.string()); }),
              Catch::Contains("found only model.ckpt-15.data-00000-of-00001"));
   // A directory without a state file: no latest checkpoint to name.
@@ -455,8 +455,9 @@ TEST_CASE("a prefix without files: TensorFlow's 'not a valid checkpoint', naming
                  Catch::Contains(latest));
 }
 
-TEST_CASE("load_checkpoint and list_variables on a directory open its latest checkpoint, as "
-          "tf.train.load_checkpoint") {
+TEST_CASE(
+    "load_checkpoint and list_variables on a directory open its latest checkpoint, as "
+    "tf.train.load_checkpoint") {
   TempDir dir("restore_err");
   const fs::path D = dir.path;
   save_10_and_20(D);

@@ -335,8 +335,9 @@ TEST_CASE("restore errors name the variable, both dtypes or shapes and the file,
   SECTION("no checkpoint under the prefix: TensorFlow's ValueError") {
     const auto vars = m.vars();
     const std::string missing = (dir.path / "model.ckpt-6").string();
-    CHECK(error_of<hookfuse::ValueError>([&] { saver.restore(vars, missing); })
-              .starts_with("The passed save_path is not a valid checkpoint: " + missing + ";"));
+    CHECK(error_of<hookfuse::ValueError>([&] {
+            saver.restore(vars, missing);
+          }).starts_with("The passed save_path is not a valid checkpoint: " + missing + ";"));
   }
 }
 

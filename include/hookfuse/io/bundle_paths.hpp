@@ -89,8 +89,8 @@ template <class = void>
   }
   if (num_shards <= 0) return data_filename(prefix);
   for (long k = 0; k < num_shards; ++k) {
-    const auto shard = data_filename(prefix, static_cast<std::int32_t>(k),
-                                     static_cast<std::int32_t>(num_shards));
+    const auto shard =
+        data_filename(prefix, static_cast<std::int32_t>(k), static_cast<std::int32_t>(num_shards));
     if (!std::filesystem::is_regular_file(shard, ec)) return shard;
   }
   return std::nullopt;

@@ -304,11 +304,10 @@ template <class = void>
     const auto other = detail::newest_present_checkpoint(*state, prefix);
     ::hookfuse::detail::fail<NotFoundError>(
         (checkpoint_dir / latest_filename).string() + " names " + prefix.string() +
-        " as the latest checkpoint, but " + missing->string() +
-        " is not found (a checkpoint is " + meta_filename(prefix).filename().string() +
-        " and its data files). " +
-        (other ? "The newest listed checkpoint whose files are all present is " +
-                     other->string() + " (Saver's restore_fallback = newest_intact restores it)."
+        " as the latest checkpoint, but " + missing->string() + " is not found (a checkpoint is " +
+        meta_filename(prefix).filename().string() + " and its data files). " +
+        (other ? "The newest listed checkpoint whose files are all present is " + other->string() +
+                     " (Saver's restore_fallback = newest_intact restores it)."
                : std::string("No other listed checkpoint has all its files.")));
   }
   return prefix;

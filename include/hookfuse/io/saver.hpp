@@ -200,10 +200,14 @@ std::optional<CheckpointFault> checkpoint_fault(const std::filesystem::path& pre
 template <class = void>
 [[noreturn]] void fail_fault(CheckpointFault::Kind kind, const std::string& message) {
   switch (kind) {
-    case CheckpointFault::Kind::invalid: ::hookfuse::detail::fail<ValueError>(message);
-    case CheckpointFault::Kind::not_found: ::hookfuse::detail::fail<NotFoundError>(message);
-    case CheckpointFault::Kind::data_loss: ::hookfuse::detail::fail<DataLossError>(message);
-    case CheckpointFault::Kind::io: break;
+    case CheckpointFault::Kind::invalid:
+      ::hookfuse::detail::fail<ValueError>(message);
+    case CheckpointFault::Kind::not_found:
+      ::hookfuse::detail::fail<NotFoundError>(message);
+    case CheckpointFault::Kind::data_loss:
+      ::hookfuse::detail::fail<DataLossError>(message);
+    case CheckpointFault::Kind::io:
+      break;
   }
   ::hookfuse::detail::fail<IoError>(message);
 }
@@ -391,10 +395,9 @@ class BasicSaver {
     }
     std::string_view reason = fault->message;
     if (reason.ends_with('.')) reason.remove_suffix(1);
-    const std::string what = (dir / kCheckpointStateFilename).string() + " names " +
-                             newest.string() +
-                             " as the latest checkpoint, but it cannot be restored: " +
-                             std::string(reason) + ". ";
+    const std::string what =
+        (dir / kCheckpointStateFilename).string() + " names " + newest.string() +
+        " as the latest checkpoint, but it cannot be restored: " + std::string(reason) + ". ";
     if (intact && restore_fallback_ == RestoreFallback::newest_intact) {
       logger.log(Severity::warning,
                  what + "restore_fallback = newest_intact: restoring " + intact->string() +

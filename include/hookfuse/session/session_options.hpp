@@ -239,9 +239,9 @@ Saver take_saver(SessionOptions<Saver, C, L>& o) {
     return s;
   }
   if constexpr (std::constructible_from<Saver, SaverOptions>) {
-    return Saver(SaverOptions{
-        .max_to_keep = o.max_to_keep.value_or(5),
-        .restore_fallback = o.restore_fallback.value_or(io::RestoreFallback::none)});
+    return Saver(
+        SaverOptions{.max_to_keep = o.max_to_keep.value_or(5),
+                     .restore_fallback = o.restore_fallback.value_or(io::RestoreFallback::none)});
   } else {
     detail::fail<ValueError>(
         "hookfuse: SessionOptions: no saver given, and this saver type cannot be made from "
@@ -299,9 +299,9 @@ std::optional<Cadence> summary_cadence(const O& o) {
 /// the train op T and extras E... (whose summaries the default SummarySaverHook writes). The
 /// default summary hooks' slots are left empty here: create_summary_hooks fills them once the
 /// graph is bound, the warm start applied and the checkpoint restored, so that a session whose
-/// creation fails before that leaves no event file. Their cadence is checked here (std::invalid_argument when both
-/// save_summaries_steps and save_summaries_secs are given, TF's ValueError), and in builds
-/// without event files an explicit summary_dir is a ValueError.
+/// creation fails before that leaves no event file. Their cadence is checked here
+/// (std::invalid_argument when both save_summaries_steps and save_summaries_secs are given, TF's
+/// ValueError), and in builds without event files an explicit summary_dir is a ValueError.
 template <class T, class... E, class Saver, class C, class L, class... Cs, class... Us>
 auto make_session_hooks(SessionOptions<Saver, C, L>& o, ChiefOnlyHooks<Cs...>&& chief,
                         boost::hana::tuple<Us...>&& user) {
