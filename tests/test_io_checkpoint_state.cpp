@@ -25,6 +25,7 @@ using hookfuse::io::format_checkpoint_state;
 using hookfuse::io::get_checkpoint_state;
 using hookfuse::io::IoError;
 using hookfuse::io::latest_checkpoint;
+using hookfuse::io::NotFoundError;
 using hookfuse::io::parse_checkpoint_state;
 using hookfuse::io::update_checkpoint_state;
 using hookfuse_test::error_of;
@@ -242,14 +243,21 @@ TEST_CASE("get_checkpoint_state: none without a file, errors for bad ones") {
         }).find("not a regular file") != std::string::npos);
 }
 
-TEST_CASE("latest_checkpoint names a prefix only when its .index exists") {
+TEST_CASE("latest_checkpoint names a prefix only when its files exist, and raises otherwise") {
   hookfuse_test::TempDir tmp("ckptstate");
   const fs::path dir = tmp.path;
   update_checkpoint_state(dir, dir / "model.ckpt-5");
-  CHECK(!latest_checkpoint(dir));  // the state file points at nothing yet
-  touch(dir / "model.ckpt-5.data-00000-of-00001");
-  CHECK(!latest_checkpoint(dir));  // a data file alone is not a checkpoint
+  // The state file names a checkpoint without files: TensorFlow returns None (and a caller
+  // initialising from scratch starts over); here it is an error naming the missing file.
+  CHECK_THAT(error_of<NotFoundError>([&] { (void)latest_checkpoint(dir); }),
+             Catch::Contains((dir / "checkpoint").string() + " names " +
+                             (dir / "model.ckpt-5").string()) &&
+                 Catch::Contains((dir / "model.ckpt-5.index").string() + " is not found") &&
+                 Catch::Contains("No other listed checkpoint has all its files"));
   touch(dir / "model.ckpt-5.index");
+  CHECK_THAT(error_of<NotFoundError>([&] { (void)latest_checkpoint(dir); }),
+             Catch::Contains((dir / "model.ckpt-5.data-00000-of-00001").string()));
+  touch(dir / "model.ckpt-5.data-00000-of-00001");
   CHECK(latest_checkpoint(dir) == dir / "model.ckpt-5");
   // A custom state file name, as TensorFlow's latest_filename.
   update_checkpoint_state(dir, dir / "model.ckpt-5", {}, {}, 0.0, "other_state");

@@ -332,10 +332,12 @@ TEST_CASE("restore errors name the variable, both dtypes or shapes and the file,
                         Catch::Contains("(DT_FLOAT [2,3])"));
     CHECK(w == std::vector<double>(6, 1.0));
   }
-  SECTION("no checkpoint under the prefix") {
+  SECTION("no checkpoint under the prefix: TensorFlow's ValueError") {
     const auto vars = m.vars();
-    CHECK_THROWS_AS(saver.restore(vars, (dir.path / "model.ckpt-6").string()),
-                    hookfuse::io::NotFoundError);
+    const std::string missing = (dir.path / "model.ckpt-6").string();
+    CHECK(error_of<hookfuse::ValueError>([&] {
+            saver.restore(vars, missing);
+          }).starts_with("The passed save_path is not a valid checkpoint: " + missing + ";"));
   }
 }
 

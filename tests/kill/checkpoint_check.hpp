@@ -2,7 +2,7 @@
 // a writer was killed, reusable with any writer (the toy child here, later real training):
 //
 //   1. latest_checkpoint(dir) names a checkpoint (the state file names a prefix whose .index
-//      exists);
+//      and data file exist; it throws otherwise);
 //   2. every tensor of it reads back with its CRC32C checked, and the set of names, dtypes,
 //      shapes and values is exactly what the writer's deterministic state at that
 //      checkpoint's global_step is (`expected(step)`);

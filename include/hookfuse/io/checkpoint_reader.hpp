@@ -1,18 +1,24 @@
 // hookfuse/io/checkpoint_reader.hpp: TensorFlow's Python-facing checkpoint reader over a tensor
 // bundle: `tf.train.load_checkpoint(prefix)` and its CheckpointReader (has_tensor, get_tensor,
-// get_variable_to_shape_map, get_variable_to_dtype_map), and `tf.train.list_variables`.
+// get_variable_to_shape_map, get_variable_to_dtype_map), and `tf.train.list_variables`. Both
+// take a checkpoint prefix or a directory, whose latest checkpoint they open.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 
+#include "hookfuse/config.hpp"
+#include "hookfuse/errors.hpp"
 #include "hookfuse/io/bundle_reader.hpp"
+#include "hookfuse/io/checkpoint_state.hpp"
 #include "hookfuse/io/data_type.hpp"
 #include "hookfuse/io/tensor_shape.hpp"
 
@@ -20,8 +26,10 @@ namespace hookfuse::io {
 
 /// A checkpoint opened for reading by name (TensorFlow's `CheckpointReader`, as returned by
 /// `tf.train.load_checkpoint`). Takes a checkpoint prefix ("dir/model.ckpt-100", the files being
-/// "dir/model.ckpt-100.index" and ".data-00000-of-00001"); resolving a directory through its
-/// `checkpoint` state file is latest_checkpoint's job. Errors as BundleReader's.
+/// "dir/model.ckpt-100.index" and ".data-00000-of-00001"), as TensorFlow's NewCheckpointReader;
+/// load_checkpoint also takes a directory. Errors as BundleReader's: a path to one of the files
+/// is a DataLossError naming the prefix to pass, a prefix without files a NotFoundError naming
+/// the files expected and the latest checkpoint of its directory.
 class CheckpointReader {
  public:
   /// Opens and checks the index (BundleReader). NotFoundError, DataLossError, IoError.
@@ -77,18 +85,36 @@ class CheckpointReader {
   BundleReader bundle_;
 };
 
-/// `tf.train.load_checkpoint(prefix)` for a checkpoint prefix.
-[[nodiscard]] inline CheckpointReader load_checkpoint(std::filesystem::path prefix) {
-  return CheckpointReader(std::move(prefix));
+/// `tf.train.load_checkpoint(ckpt_dir_or_file)`: the checkpoint at a prefix, or the latest
+/// checkpoint of a directory (latest_checkpoint: the model_checkpoint_path of its `checkpoint`
+/// state file), as TensorFlow's checkpoint_utils resolves it. Throws hookfuse::ValueError
+/// "Couldn't find 'checkpoint' file or checkpoints in given directory D" for a directory
+/// without a state file (TensorFlow's ValueError); io::NotFoundError when the state file names
+/// a checkpoint whose files are not all there (latest_checkpoint); otherwise as
+/// CheckpointReader.
+template <class = void>
+[[nodiscard]] CheckpointReader load_checkpoint(const std::filesystem::path& ckpt_dir_or_prefix) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(ckpt_dir_or_prefix, ec))
+    return CheckpointReader(ckpt_dir_or_prefix);
+  const std::optional<std::filesystem::path> latest = latest_checkpoint(ckpt_dir_or_prefix);
+  if (!latest)
+    ::hookfuse::detail::fail<ValueError>(
+        "Couldn't find 'checkpoint' file or checkpoints in given directory " +
+        ckpt_dir_or_prefix.string() + " (no " +
+        (ckpt_dir_or_prefix / kCheckpointStateFilename).string() + ")");
+  return CheckpointReader(*latest);
 }
 
-/// `tf.train.list_variables(prefix)`: (name, shape) of every tensor, sorted by name.
-[[nodiscard]] inline std::vector<std::pair<std::string, TensorShape>> list_variables(
-    const std::filesystem::path& prefix) {
-  const BundleReader bundle(prefix);
+/// `tf.train.list_variables(ckpt_dir_or_file)`: (name, shape) of every tensor of the checkpoint
+/// load_checkpoint opens, sorted by name. Errors as load_checkpoint.
+template <class = void>
+[[nodiscard]] std::vector<std::pair<std::string, TensorShape>> list_variables(
+    const std::filesystem::path& ckpt_dir_or_prefix) {
+  const CheckpointReader reader = load_checkpoint(ckpt_dir_or_prefix);
   std::vector<std::pair<std::string, TensorShape>> out;
-  out.reserve(bundle.entries().size());
-  for (const BundleEntry& e : bundle.entries()) out.emplace_back(e.key, e.shape);
+  out.reserve(reader.bundle().entries().size());
+  for (const BundleEntry& e : reader.bundle().entries()) out.emplace_back(e.key, e.shape);
   return out;
 }
 

@@ -14,7 +14,8 @@
 // it, so the directory can be moved; others are written absolute. Timestamps are seconds since
 // the Unix epoch (what Python's time.time() returns). The functions mirror TensorFlow's
 // `tf.train.get_checkpoint_state`, `tf.train.update_checkpoint_state` (with
-// save_relative_paths=True, as tf.train.CheckpointManager writes) and `tf.train.latest_checkpoint`.
+// save_relative_paths=True, as tf.train.CheckpointManager writes) and `tf.train.latest_checkpoint`
+// (which raises where TensorFlow's returns None for a checkpoint that lost its files).
 #pragma once
 
 #include <unistd.h>  // read
@@ -33,6 +34,7 @@
 #include "hookfuse/config.hpp"
 #include "hookfuse/errors.hpp"
 #include "hookfuse/io/atomic_file.hpp"
+#include "hookfuse/io/bundle_paths.hpp"
 #include "hookfuse/io/detail/posix_file.hpp"
 #include "hookfuse/io/detail/text_format.hpp"
 #include "hookfuse/io/errors.hpp"
@@ -260,10 +262,36 @@ void update_checkpoint_state(const std::filesystem::path& save_dir,
   write_file_atomically(file, format_checkpoint_state(state));
 }
 
+namespace detail {
+
+/// The newest checkpoint `state` lists whose files are all on disk (missing_checkpoint_file),
+/// model_checkpoint_path first, then the list from its newest entry to its oldest, skipping
+/// `skip`; nullopt when there is none. Only looks for the files.
+template <class = void>
+[[nodiscard]] std::optional<std::filesystem::path> newest_present_checkpoint(
+    const CheckpointState& state, const std::filesystem::path& skip) {
+  auto usable = [&](const std::string& p) {
+    return std::filesystem::path(p) != skip && !missing_checkpoint_file(p);
+  };
+  if (usable(state.model_checkpoint_path)) return state.model_checkpoint_path;
+  const auto& all = state.all_model_checkpoint_paths;
+  for (auto it = all.rbegin(); it != all.rend(); ++it)
+    if (usable(*it)) return *it;
+  return std::nullopt;
+}
+
+}  // namespace detail
+
 /// The newest checkpoint prefix of `checkpoint_dir` (TensorFlow's `tf.train.latest_checkpoint`):
-/// the state file's model_checkpoint_path joined to the directory, returned only when
-/// `<prefix>.index` exists (V2 format; V1 files are not looked for). nullopt when there is no
-/// state file or the prefix's index is missing. Errors as get_checkpoint_state.
+/// the state file's model_checkpoint_path joined to the directory. nullopt when there is no
+/// state file.
+///
+/// When the state file names a checkpoint whose files are not all on disk (`<prefix>.index`,
+/// or a data file), TensorFlow logs "Couldn't match files for checkpoint" and returns None, and
+/// a caller that then initialises from scratch starts the run over. Here it is an
+/// io::NotFoundError naming the state file, the checkpoint, the missing file, and the newest
+/// listed checkpoint whose files are all present. Only the files' presence is checked, not
+/// their contents. Other errors as get_checkpoint_state.
 template <class = void>
 [[nodiscard]] std::optional<std::filesystem::path> latest_checkpoint(
     const std::filesystem::path& checkpoint_dir,
@@ -272,10 +300,16 @@ template <class = void>
       get_checkpoint_state(checkpoint_dir, latest_filename);
   if (!state) return std::nullopt;
   std::filesystem::path prefix = state->model_checkpoint_path;
-  std::filesystem::path index = prefix;
-  index += ".index";
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(index, ec)) return std::nullopt;
+  if (const auto missing = detail::missing_checkpoint_file(prefix)) {
+    const auto other = detail::newest_present_checkpoint(*state, prefix);
+    ::hookfuse::detail::fail<NotFoundError>(
+        (checkpoint_dir / latest_filename).string() + " names " + prefix.string() +
+        " as the latest checkpoint, but " + missing->string() + " is not found (a checkpoint is " +
+        meta_filename(prefix).filename().string() + " and its data files). " +
+        (other ? "The newest listed checkpoint whose files are all present is " + other->string() +
+                     " (Saver's restore_fallback = newest_intact restores it)."
+               : std::string("No other listed checkpoint has all its files.")));
+  }
   return prefix;
 }
 

@@ -46,6 +46,7 @@
 #include "hookfuse/io/detail/checkpoint_vars.hpp"
 #include "hookfuse/io/errors.hpp"
 #include "hookfuse/io/init_from_checkpoint.hpp"
+#include "hookfuse/io/restore_fallback.hpp"
 #include "hookfuse/logging.hpp"
 
 namespace hookfuse::io {
@@ -144,6 +145,73 @@ bool bundle_holds(const std::filesystem::path& prefix, const std::vector<VarView
   }
 }
 
+/// Saver.restore's check of `save_path` before reading (TensorFlow's checkpoint_exists_internal):
+/// a path to one file of a checkpoint is a DataLossError naming the prefix to pass (TensorFlow
+/// reads such a file as a V1 table and fails with DataLoss "not an sstable"); a prefix without
+/// "P.index" is TensorFlow's ValueError "The passed save_path is not a valid checkpoint: P",
+/// followed by the files expected and found and the latest checkpoint of P's directory.
+template <class = void>
+void check_restore_path(const std::filesystem::path& save_path) {
+  const std::filesystem::path abs = absolute_path(save_path);
+  check_not_a_checkpoint_file(abs);
+  std::error_code ec;
+  if (!std::filesystem::exists(meta_filename(abs), ec))
+    ::hookfuse::detail::fail<ValueError>("The passed save_path is not a valid checkpoint: " +
+                                         save_path.string() + "; " + no_checkpoint_at(abs));
+}
+
+/// What is wrong with the files of a checkpoint, whatever the variables restored from it, and
+/// the kind of error TensorFlow raises for it when SessionManager restores it.
+struct CheckpointFault {
+  enum class Kind {
+    invalid,    // "P.index" missing: Saver.restore's ValueError ("not a valid checkpoint")
+    not_found,  // a data file missing: NotFoundError
+    data_loss,  // an index that does not parse, a tensor failing its CRC32C: DataLossError
+    io          // a file the system refuses to read: IoError
+  };
+  Kind kind;
+  std::string message;  // names the file and what was found
+};
+
+/// The fault of checkpoint `prefix`: a file missing, then (reading every tensor, CRC32C
+/// checked) a damaged index or tensor; nullopt when every file is present and valid.
+template <class = void>
+std::optional<CheckpointFault> checkpoint_fault(const std::filesystem::path& prefix) {
+  using Kind = CheckpointFault::Kind;
+  const std::filesystem::path abs = absolute_path(prefix);
+  if (const auto missing = missing_checkpoint_file(abs))
+    return CheckpointFault{*missing == meta_filename(abs) ? Kind::invalid : Kind::not_found,
+                           missing->string() + " is not found"};
+  try {
+    const BundleReader reader(abs);
+    for (const BundleEntry& e : reader.entries())
+      if (!e.sliced) (void)reader.lookup_bytes(e.key);
+  } catch (const NotFoundError& e) {
+    return CheckpointFault{Kind::not_found, e.what()};
+  } catch (const DataLossError& e) {
+    return CheckpointFault{Kind::data_loss, e.what()};
+  } catch (const IoError& e) {
+    return CheckpointFault{Kind::io, e.what()};
+  }
+  return std::nullopt;
+}
+
+/// Throws `message` as the error type of `kind`.
+template <class = void>
+[[noreturn]] void fail_fault(CheckpointFault::Kind kind, const std::string& message) {
+  switch (kind) {
+    case CheckpointFault::Kind::invalid:
+      ::hookfuse::detail::fail<ValueError>(message);
+    case CheckpointFault::Kind::not_found:
+      ::hookfuse::detail::fail<NotFoundError>(message);
+    case CheckpointFault::Kind::data_loss:
+      ::hookfuse::detail::fail<DataLossError>(message);
+    case CheckpointFault::Kind::io:
+      break;
+  }
+  ::hookfuse::detail::fail<IoError>(message);
+}
+
 }  // namespace detail
 
 /// tf.compat.v1.train.Saver over the V2 format. Not thread-safe: one save or restore at a time.
@@ -170,7 +238,7 @@ class BasicSaver {
   BasicSaver() : BasicSaver(5, 10000.0) {}
 
   /// From any options struct with `max_to_keep` and `keep_checkpoint_every_n_hours` (the
-  /// session's SaverOptions).
+  /// session's SaverOptions), and `restore_fallback` (RestoreFallback) if it has one.
   template <class Options>
   requires requires(const Options& o) {
     static_cast<int>(o.max_to_keep);
@@ -178,7 +246,10 @@ class BasicSaver {
   }
   explicit BasicSaver(const Options& options, WallClock clock = {})
       : BasicSaver(static_cast<int>(options.max_to_keep),
-                   static_cast<double>(options.keep_checkpoint_every_n_hours), std::move(clock)) {}
+                   static_cast<double>(options.keep_checkpoint_every_n_hours), std::move(clock)) {
+    if constexpr (requires { RestoreFallback{options.restore_fallback}; })
+      restore_fallback_ = options.restore_fallback;
+  }
 
   /// Throws hookfuse::ValueError when keep_checkpoint_every_n_hours is not positive.
   BasicSaver(int max_to_keep, double keep_checkpoint_every_n_hours, WallClock clock = {})
@@ -254,14 +325,19 @@ class BasicSaver {
   /// when the checkpoint lacks its name), and the checkpoint must not hold its
   /// `conflicting_key` (CheckpointVariable::conflicting_key); all are checked, then every
   /// tensor is read and its CRC checked, and only then are the variables written: on any error
-  /// none is. Throws io::NotFoundError (no such checkpoint, or only missing names),
-  /// hookfuse::ValueError (a dtype or shape mismatch, a conflicting key present, or a bad
-  /// variable list), each naming the variables, both dtypes and shapes, and the index file;
+  /// none is. Throws hookfuse::ValueError "The passed save_path is not a valid checkpoint: P"
+  /// when there is no `P.index` (TensorFlow's), naming the files expected and found and the
+  /// latest checkpoint of P's directory; io::DataLossError when `prefix` is one file of a
+  /// checkpoint ("P.index", "P.data-00000-of-00001"), naming the prefix to pass;
+  /// io::NotFoundError for a missing data file or when only names are missing;
+  /// hookfuse::ValueError for a dtype or shape mismatch, a conflicting key present, or a bad
+  /// variable list, each naming the variables, both dtypes and shapes, and the index file;
   /// io::DataLossError for a corrupt checkpoint.
   template <class Vars>
   void restore(const Vars& vars, std::string_view prefix) const {
     const std::string where = "Saver.restore(" + std::string(prefix) + ")";
     const auto views = detail::view_variables(vars, where);
+    detail::check_restore_path(std::filesystem::path(prefix));
     const BundleReader reader{std::filesystem::path(prefix)};
     std::vector<detail::TensorAssignment> plan;
     plan.reserve(views.size());
@@ -270,19 +346,85 @@ class BasicSaver {
     detail::read_all_or_nothing(reader, plan, where);
   }
 
-  /// If `checkpoint_dir` has a latest checkpoint (latest_checkpoint: the state file's
-  /// model_checkpoint_path, when its .index exists), restores `vars` from it (as restore()),
-  /// takes over the state file's checkpoint list (recover_last_checkpoints) and returns its
-  /// prefix ("<checkpoint_dir>/model.ckpt-120"); std::nullopt, variables and list untouched,
-  /// when there is none. Errors as restore() and get_checkpoint_state().
+  /// Restores `vars` from the checkpoint `checkpoint_dir`'s state file names
+  /// (model_checkpoint_path), takes over the state file's checkpoint list
+  /// (recover_last_checkpoints) and returns the prefix restored
+  /// ("<checkpoint_dir>/model.ckpt-120"); std::nullopt, variables and list untouched, when
+  /// there is no state file. TF: SessionManager._restore_checkpoint, which restores
+  /// get_checkpoint_state(dir).model_checkpoint_path, then Saver.recover_last_checkpoints.
+  ///
+  /// When that checkpoint's files are missing or fail their checks (checked by reading them,
+  /// after restore() failed), the error has TensorFlow's kind for the fault (ValueError for a
+  /// missing P.index, io::NotFoundError for a missing data file, io::DataLossError for damaged
+  /// bytes, io::IoError for an unreadable file) and names the state file, the checkpoint, the
+  /// file at fault and the newest intact checkpoint listed; no variable is written and nothing
+  /// on disk changes. With restore_fallback() == RestoreFallback::newest_intact, the newest
+  /// listed checkpoint whose files are all present and valid is restored instead, logged at
+  /// WARNING through `logger` with the fault, and every checkpoint stays listed. Errors not
+  /// caused by the files (a variable missing from the checkpoint, a dtype or shape mismatch)
+  /// are restore()'s; errors reading the state file are get_checkpoint_state()'s.
+  template <class Vars, Logger L>
+  std::optional<std::string> restore_latest(const Vars& vars, std::string_view checkpoint_dir,
+                                            L& logger) {
+    const std::filesystem::path dir(checkpoint_dir);
+    const std::optional<CheckpointState> state = get_checkpoint_state(dir);
+    if (!state) return std::nullopt;
+    const std::filesystem::path newest = state->model_checkpoint_path;
+    std::optional<detail::CheckpointFault> fault;
+    try {
+      restore(vars, newest.string());
+    } catch (const std::exception&) {
+      fault = detail::checkpoint_fault(newest);
+      if (!fault) throw;
+    }
+    if (!fault) {
+      recover_last_checkpoints(dir);
+      return newest.string();
+    }
+    // The newest listed checkpoint before it whose files are all present and valid.
+    const std::filesystem::path newest_abs = detail::canonical_prefix(newest);
+    std::optional<std::filesystem::path> intact;
+    std::string also_damaged;
+    const auto& all = state->all_model_checkpoint_paths;
+    for (auto it = all.rbegin(); it != all.rend() && !intact; ++it) {
+      if (detail::canonical_prefix(*it) == newest_abs) continue;
+      if (const auto f = detail::checkpoint_fault(*it))
+        also_damaged += "; " + *it + ": " + f->message;
+      else
+        intact = *it;
+    }
+    std::string_view reason = fault->message;
+    if (reason.ends_with('.')) reason.remove_suffix(1);
+    const std::string what =
+        (dir / kCheckpointStateFilename).string() + " names " + newest.string() +
+        " as the latest checkpoint, but it cannot be restored: " + std::string(reason) + ". ";
+    if (intact && restore_fallback_ == RestoreFallback::newest_intact) {
+      logger.log(Severity::warning,
+                 what + "restore_fallback = newest_intact: restoring " + intact->string() +
+                     ", the newest intact checkpoint listed; the state file keeps listing " +
+                     "every checkpoint");
+      restore(vars, intact->string());
+      recover_last_checkpoints(dir);
+      return intact->string();
+    }
+    detail::fail_fault(
+        fault->kind,
+        what +
+            (intact ? "The newest intact checkpoint listed is " + intact->string() + ". "
+                    : "No checkpoint listed there is intact" + also_damaged + ". ") +
+            "Nothing was restored and nothing on disk was changed: put the file back" +
+            (intact ? ", or set restore_fallback = newest_intact (SaverOptions or "
+                      "SessionOptions) to resume from " +
+                          intact->string()
+                    : std::string()) +
+            ".");
+  }
+
+  /// restore_latest logging to stderr (StderrLogger).
   template <class Vars>
   std::optional<std::string> restore_latest(const Vars& vars, std::string_view checkpoint_dir) {
-    const std::filesystem::path dir(checkpoint_dir);
-    const std::optional<std::filesystem::path> latest = latest_checkpoint(dir);
-    if (!latest) return std::nullopt;
-    restore(vars, latest->string());
-    recover_last_checkpoints(dir);
-    return latest->string();
+    StderrLogger logger;
+    return restore_latest(vars, checkpoint_dir, logger);
   }
 
   /// Takes over `checkpoint_dir`'s state file: its checkpoint list (oldest first) with their
@@ -316,6 +458,9 @@ class BasicSaver {
   }
 
   [[nodiscard]] int max_to_keep() const noexcept { return max_to_keep_; }
+  /// What restore_latest does when the newest checkpoint listed is damaged (RestoreFallback).
+  [[nodiscard]] RestoreFallback restore_fallback() const noexcept { return restore_fallback_; }
+  void set_restore_fallback(RestoreFallback fallback) noexcept { restore_fallback_ = fallback; }
   [[nodiscard]] double keep_checkpoint_every_n_hours() const noexcept {
     return keep_every_n_hours_;
   }
@@ -373,6 +518,7 @@ class BasicSaver {
   int max_to_keep_;
   double keep_every_n_hours_;
   WallClock clock_;
+  RestoreFallback restore_fallback_ = RestoreFallback::none;
   double last_preserved_ = 0.0;
   std::vector<Kept> last_;
   std::set<std::filesystem::path> cleaned_dirs_;

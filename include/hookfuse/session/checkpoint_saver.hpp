@@ -14,18 +14,23 @@
 //       Errors are thrown (or go to detail::fail) with the path in the message.
 //
 //   std::optional<std::string> restore_latest(VariableList vars, std::string_view checkpoint_dir)
-//       If `checkpoint_dir` holds a checkpoint (latest_checkpoint(checkpoint_dir): the state
-//       file's model_checkpoint_path, when its .index exists), writes its values into every
-//       variable of `vars`, global_step included, takes over the state file's list of
-//       checkpoints for its retention (TF: Saver.recover_last_checkpoints), and returns the
-//       prefix restored; std::nullopt (variables untouched) when there is none. A variable of
-//       `vars` missing from the checkpoint, or stored with another dtype or shape, is an error
-//       naming it (TF: NotFoundError / InvalidArgumentError from Saver.restore); so is one whose
+//       If `checkpoint_dir` has a `checkpoint` state file, writes the values of the checkpoint
+//       it names (model_checkpoint_path) into every variable of `vars`, global_step included,
+//       takes over the state file's list of checkpoints for its retention (TF:
+//       Saver.recover_last_checkpoints), and returns the prefix restored; std::nullopt
+//       (variables untouched) when there is no state file. A variable of `vars` missing from
+//       the checkpoint, or stored with another dtype or shape, is an error naming it (TF:
+//       NotFoundError / InvalidArgumentError from Saver.restore); so is one whose
 //       CheckpointVariable::conflicting_key the checkpoint holds (an optimizer slot saved with
-//       another meaning: a centered RMSProp checkpoint restored into a plain RMSProp).
+//       another meaning: a centered RMSProp checkpoint restored into a plain RMSProp). So is a
+//       checkpoint whose files are missing or damaged: the error names the file and the newest
+//       intact checkpoint listed, and nothing on disk changes; a run never starts over from
+//       fresh variables because its checkpoint lost a file (io::Saver restores the newest
+//       intact one instead only when asked: RestoreFallback::newest_intact).
 //       (TF: SessionManager._restore_checkpoint, called by ChiefSessionCreator.) The session
 //       logs TensorFlow's "Restoring parameters from <prefix>" with the prefix returned: the
-//       saver need not.
+//       saver need not. A saver that also has restore_latest(vars, checkpoint_dir, logger) is
+//       called with the session's logger.
 //
 // `vars` is the session's variable list (checkpoint_variables(): every variable of the model,
 // then "global_step"); a saver built for an explicit var_list may save only those. The list is
@@ -45,6 +50,7 @@
 
 #include "hookfuse/config.hpp"
 #include "hookfuse/errors.hpp"
+#include "hookfuse/io/restore_fallback.hpp"
 #include "hookfuse/session/checkpoint_variables.hpp"
 
 namespace hookfuse {
@@ -59,10 +65,13 @@ concept CheckpointSaver = requires(S& saver, VariableList vars, std::string_view
 
 /// What a session tells a saver it makes: TensorFlow's Saver(max_to_keep=5,
 /// keep_checkpoint_every_n_hours=10000.0). max_to_keep: how many recent checkpoints are kept
-/// (0 or less keeps every file, as TF's None or 0).
+/// (0 or less keeps every file, as TF's None or 0). restore_fallback: what restore_latest does
+/// when the newest checkpoint listed has lost files or fails its checks (io::RestoreFallback:
+/// an error by default; newest_intact, not in TensorFlow, restores the newest intact one).
 struct SaverOptions {
   int max_to_keep = 5;
   double keep_checkpoint_every_n_hours = 10000.0;
+  io::RestoreFallback restore_fallback = io::RestoreFallback::none;
 };
 
 namespace io {

@@ -216,7 +216,9 @@ class MonitoredTrainingSession
   /// the latest checkpoint there (the saver's restore_latest: every variable and the global step)
   /// after binding the graph and before any hook's after_create_session, so
   /// StopAtStepHook(num_steps) counts from the restored step and the saver hook's first save is at
-  /// that step. Otherwise nothing is restored or written.
+  /// that step. A checkpoint that cannot be restored (its files missing or damaged: see
+  /// SessionOptions::restore_fallback) throws from here, and nothing is written. Otherwise
+  /// nothing is restored or written.
   template <class Saver, class C, class L, class... Us>
   MonitoredTrainingSession(TrainOpT train_op, Input input, SessionOptions<Saver, C, L> options,
                            boost::hana::tuple<Us...> user_hooks, Extras... extras)
@@ -236,10 +238,11 @@ class MonitoredTrainingSession
               const auto model_vars = graph_variables(s.graph_);
               detail::warm_start(options, VariableList(model_vars.data(), model_vars.size()));
               s.flush_denormals_ = options.flush_denormals;
-              detail::create_summary_hooks<sizeof...(Cs)>(s.hooks_, options);
               s.restored_ = detail::restore_latest(
                   boost::hana::at_c<detail::checkpoint_slot_index<sizeof...(Cs)>>(s.hooks_),
                   options, list);
+              // After the restore, so that a failed one leaves no event file.
+              detail::create_summary_hooks<sizeof...(Cs)>(s.hooks_, options);
             },
             std::move(train_op), std::move(input),
             detail::make_session_hooks<TrainOpT, Extras...>(options, std::move(chief_hooks),

@@ -88,6 +88,15 @@ using warm_start_t = typename warm_start_of<S>::type;
 ///                          ValueError "Can not provide both every_secs and every_steps").
 ///   max_to_keep            for the saver the session makes (SaverOptions; default 5); with
 ///                          `saver` given, it is that saver's business (ValueError if set too).
+///   restore_fallback       for the saver the session makes, as max_to_keep: what the restore
+///                          does when the checkpoint the state file names has lost files or
+///                          fails its checks. Not set (io::RestoreFallback::none, TensorFlow's
+///                          behaviour): the constructor throws an error naming the file and the
+///                          newest intact checkpoint listed, before any hook's
+///                          after_create_session, and writes nothing (no checkpoint, no state
+///                          file, no event file). io::RestoreFallback::newest_intact (not in
+///                          TensorFlow): the newest intact checkpoint listed is restored, with a
+///                          WARNING line through `logger` saying which and why.
 ///   saver                  the CheckpointSaver that saves and restores; empty: the session makes
 ///                          Saver(SaverOptions{.max_to_keep}).
 ///   warm_start_from        initial values from another checkpoint (TF: Estimator's
@@ -143,6 +152,7 @@ struct SessionOptions {
   std::optional<double> save_summaries_secs = std::nullopt;
   std::int64_t log_step_count_steps = 100;
   std::optional<int> max_to_keep = std::nullopt;
+  std::optional<io::RestoreFallback> restore_fallback = std::nullopt;
   std::optional<Saver> saver = std::nullopt;
   std::optional<detail::warm_start_t<Saver>> warm_start_from = std::nullopt;
   C clock = C{};
@@ -220,12 +230,18 @@ Saver take_saver(SessionOptions<Saver, C, L>& o) {
       detail::fail<ValueError>(
           "hookfuse: SessionOptions: max_to_keep is for the saver the session makes; a given "
           "saver keeps its own (set max_to_keep where the saver is made)");
+    if (o.restore_fallback)
+      detail::fail<ValueError>(
+          "hookfuse: SessionOptions: restore_fallback is for the saver the session makes; a "
+          "given saver keeps its own (set restore_fallback where the saver is made)");
     Saver s = std::move(*o.saver);
     o.saver.reset();
     return s;
   }
   if constexpr (std::constructible_from<Saver, SaverOptions>) {
-    return Saver(SaverOptions{.max_to_keep = o.max_to_keep.value_or(5)});
+    return Saver(
+        SaverOptions{.max_to_keep = o.max_to_keep.value_or(5),
+                     .restore_fallback = o.restore_fallback.value_or(io::RestoreFallback::none)});
   } else {
     detail::fail<ValueError>(
         "hookfuse: SessionOptions: no saver given, and this saver type cannot be made from "
@@ -282,10 +298,10 @@ std::optional<Cadence> summary_cadence(const O& o) {
 /// Builds the session's hook tuple from the options, the chief-only and the user's hooks, for
 /// the train op T and extras E... (whose summaries the default SummarySaverHook writes). The
 /// default summary hooks' slots are left empty here: create_summary_hooks fills them once the
-/// graph is bound and the warm start applied, so that a session whose creation fails before
-/// that leaves no event file. Their cadence is checked here (std::invalid_argument when both
-/// save_summaries_steps and save_summaries_secs are given, TF's ValueError), and in builds
-/// without event files an explicit summary_dir is a ValueError.
+/// graph is bound, the warm start applied and the checkpoint restored, so that a session whose
+/// creation fails before that leaves no event file. Their cadence is checked here
+/// (std::invalid_argument when both save_summaries_steps and save_summaries_secs are given, TF's
+/// ValueError), and in builds without event files an explicit summary_dir is a ValueError.
 template <class T, class... E, class Saver, class C, class L, class... Cs, class... Us>
 auto make_session_hooks(SessionOptions<Saver, C, L>& o, ChiefOnlyHooks<Cs...>&& chief,
                         boost::hana::tuple<Us...>&& user) {
@@ -331,8 +347,8 @@ struct summaries_of<SummarySaverHook<S, C>> {
 /// the `num_chief` chief-only hooks) of the session's `hooks`, in TF's order: the
 /// StepCounterHook (every log_step_count_steps, "global_step/sec"), then the SummarySaverHook,
 /// both into the directory's one shared writer (io::SummaryWriterCache), whose file this opens.
-/// Called by the session after binding and the warm start, before the restore; a new hook is
-/// as its begin() leaves it, so neither misses that event. Does nothing in builds without event
+/// Called by the session after binding, the warm start and the restore; a new hook is as its
+/// begin() leaves it, so neither misses that event. Does nothing in builds without event
 /// files (their slots stay empty).
 template <std::size_t num_chief, class Hooks, class Saver, class C, class L>
 void create_summary_hooks(Hooks& hooks, const SessionOptions<Saver, C, L>& o) {
@@ -359,19 +375,25 @@ void create_summary_hooks(Hooks& hooks, const SessionOptions<Saver, C, L>& o) {
 
 /// The restore of a chief with a checkpoint_dir (TF: ChiefSessionCreator's
 /// SessionManager.prepare_session): the latest checkpoint into `vars`, through the saver hook's
-/// saver (the one that saves next), or the options' saver when no hook saves. Logs TensorFlow's
-/// INFO line "Restoring parameters from <prefix>" (Saver.restore's) through the options'
-/// logger when a checkpoint was restored.
+/// saver (the one that saves next), or the options' saver when no hook saves; a saver that
+/// takes a logger gets the options' one. Logs TensorFlow's INFO line "Restoring parameters
+/// from <prefix>" (Saver.restore's) through the options' logger when a checkpoint was restored.
 /// Returns whether a checkpoint was restored.
 template <class Slot, class Saver, class C, class L>
 bool restore_latest(Slot& checkpoint_slot, SessionOptions<Saver, C, L>& o, VariableList vars) {
   if (!o.is_chief || o.checkpoint_dir.empty()) return false;
+  auto restore_with = [&](auto& saver) -> std::optional<std::string> {
+    if constexpr (requires { saver.restore_latest(vars, o.checkpoint_dir, o.logger); })
+      return saver.restore_latest(vars, o.checkpoint_dir, o.logger);
+    else
+      return saver.restore_latest(vars, o.checkpoint_dir);
+  };
   std::optional<std::string> restored;
   if (auto* hook = checkpoint_slot.get_if()) {
-    restored = hook->saver().restore_latest(vars, o.checkpoint_dir);
+    restored = restore_with(hook->saver());
   } else {
     Saver saver = take_saver(o);
-    restored = saver.restore_latest(vars, o.checkpoint_dir);
+    restored = restore_with(saver);
   }
   if (restored) o.logger.log(Severity::info, "Restoring parameters from " + *restored);
   return restored.has_value();
