@@ -432,3 +432,29 @@ TEST_CASE("Estimator: bad inputs are errors naming the thing, and model_dir is l
     CHECK(read_file(file) == "keep me");
   }
 }
+
+TEST_CASE("Estimator: a newest checkpoint that lost its data file stops train and evaluate") {
+  TempDir dir("estimator");
+  const float xs[4] = {1, 2, 3, 4};
+  const float ys[4] = {2, 4, 6, 8};
+  const auto input_fn = hf::numpy_input_fn<X, Y>(
+      xs, 4, ys, {.batch_size = 1, .num_epochs = std::nullopt, .shuffle = false});
+  Lines lines;
+  auto estimator = make_estimator(dir.path, lines, 5);
+  estimator.train(input_fn, {.steps = 10});
+  const fs::path data = dir.path / "model.ckpt-10.data-00000-of-00001";
+  REQUIRE(fs::remove(data));
+  const auto before = listing(dir.path);
+  const std::string state = read_file(dir.path / "checkpoint");
+  // Never a silent restart from step 0: the error names the missing file and the intact one.
+  const std::string what = hookfuse_test::error_of<hf::io::NotFoundError>(
+      [&] { estimator.train(input_fn, {.steps = 10}); });
+  CHECK(what.find(data.filename().string()) != std::string::npos);
+  INFO(what);
+  CHECK(what.find("model.ckpt-5") != std::string::npos);
+  CHECK(hookfuse_test::error_of<hf::io::NotFoundError>([&] {
+          (void)estimator.evaluate(input_fn, {.steps = 1});
+        }).find(data.filename().string()) != std::string::npos);
+  CHECK(listing(dir.path) == before);
+  CHECK(read_file(dir.path / "checkpoint") == state);
+}

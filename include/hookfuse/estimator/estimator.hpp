@@ -98,6 +98,10 @@ struct SaverRef {
   std::optional<std::string> restore_latest(VariableList vars, std::string_view dir) {
     return saver->restore_latest(vars, dir);
   }
+  template <Logger Lg>
+  std::optional<std::string> restore_latest(VariableList vars, std::string_view dir, Lg& logger) {
+    return saver->restore_latest(vars, dir, logger);
+  }
 };
 
 /// A model's loss as a named tensor: the name given, or "loss".
