@@ -259,7 +259,7 @@ TEST_CASE("EarlyStoppingHook: improving above the baseline never stops, beating 
     CHECK(s.hook<0>().best() == 1.5);
     CHECK(s.hook<0>().best_step() == 4);
   }
-  // "accuracy" contains "acc": mode automatic is max. baseline 0.5, patience 2. Beating
+  // "accuracy" ends in "accuracy": mode automatic is max. baseline 0.5, patience 2. Beating
   // the baseline at c1 resets the counter: 0.3 (wait 1, returned), 0.6 (improves, beats 0.5:
   // wait 0, returned), 0.55 (wait 1), 0.58 (wait 2 >= 2: stop at global step 4).
   {
@@ -275,6 +275,46 @@ TEST_CASE("EarlyStoppingHook: improving above the baseline never stops, beating 
     CHECK(s.global_step() == 4);
     CHECK(s.hook<0>().best() == 0.6);
   }
+}
+
+TEST_CASE("EarlyStoppingHook: mode automatic maximises val_auc (names ending in acc/accuracy/auc)",
+          "[hooks][early_stopping]") {
+  // tf-keras 2.15.0, EarlyStopping.__init__:
+  //         else:
+  //             if (
+  //                 self.monitor.endswith("acc")
+  //                 or self.monitor.endswith("accuracy")
+  //                 or self.monitor.endswith("auc")
+  //             ):
+  //                 self.monitor_op = np.greater
+  //             else:
+  //                 self.monitor_op = np.less
+  // So "val_auc" is max. patience 1: c0 0.6 best; c1 0.7 best (0.7 > 0.6); c2 0.65: wait 1 >= 1,
+  // stop at global step 3. (As mode min it would stop at step 2: 0.7 does not go below 0.6.)
+  const std::vector<double> seq = {0.6, 0.7, 0.65, 0.9};
+  Model m;
+  auto val_auc = hf::named<"val_auc">(hf::reduce_sum(m.x));
+  hf::MonitoredTrainingSession s(
+      m.train_op(), SequenceInput{&seq},
+      hf::hooks(hf::EarlyStoppingHook<"val_auc", hf::NullLogger>({.patience = 1})), val_auc);
+  CHECK(s.hook<0>().maximize());
+  run_until_stop(s);
+  CHECK(s.global_step() == 3);
+  CHECK(s.hook<0>().best() == 0.7);
+  CHECK(s.hook<0>().best_step() == 2);
+  // The suffix, not the substring: "acc_loss" is min, "val_acc" and "val_accuracy" are max.
+  CHECK_FALSE(hf::EarlyStoppingHook<"acc_loss", hf::NullLogger>().maximize());
+  CHECK(hf::EarlyStoppingHook<"val_acc", hf::NullLogger>().maximize());
+  CHECK(hf::EarlyStoppingHook<"val_accuracy", hf::NullLogger>().maximize());
+  CHECK_FALSE(
+      hf::EarlyStoppingHook<"val_auc", hf::NullLogger>({.mode = hf::MonitorMode::min}).maximize());
+  // ReduceLROnPlateau keeps its own rule in the same release (ReduceLROnPlateau._reset):
+  //         if self.mode == "min" or (
+  //             self.mode == "auto" and "acc" not in self.monitor
+  //         ):
+  // so there "val_auc" is min and "acc_loss" max.
+  CHECK_FALSE(hf::ReduceLROnPlateauHook<"val_auc", hf::NullLogger>().maximize());
+  CHECK(hf::ReduceLROnPlateauHook<"acc_loss", hf::NullLogger>().maximize());
 }
 
 TEST_CASE("EarlyStoppingHook: NaN never improves, logs the stop and the restore",
@@ -374,7 +414,7 @@ TEST_CASE("EarlyStoppingHook on an evaluation metric: val_loss of a second graph
 
 TEST_CASE("EarlyStoppingHook on an evaluation metric: val_accuracy is mode max, state keys",
           "[hooks][early_stopping]") {
-  // "val_accuracy" contains "acc": mode automatic is max. patience 1, one check per run:
+  // "val_accuracy" ends in "accuracy": mode automatic is max. patience 1, one check per run:
   //  c0 0.5 best (wait 0); c1 0.7 best (0); c2 0.6 wait 1 >= 1 -> stop at global step 3.
   const std::vector<double> metric = {0.5, 0.7, 0.6, 0.9};
   const std::vector<double> seq(6, 1.0);

@@ -53,7 +53,7 @@ struct FetchedMonitor {};
 /// EarlyStopping.on_epoch_end in tf-keras 2.15.0 (tf_keras/callbacks.py), check c = 0, 1, ...:
 ///   - improved(v, ref): v < ref - min_delta (mode min) or v > ref + min_delta (mode max), with
 ///     |min_delta| as Keras takes it; NaN never improves. mode automatic: max when the name
-///     contains "acc" (Keras' "auto");
+///     ends in "acc", "accuracy" or "auc" (AutoRule::accuracy_or_auc_suffix);
 ///   - at each check the wait counter grows by one; when improved(v, best), best = v (and the
 ///     weights are copied when restore_best_weights), the counter goes back to 0 only when
 ///     there is no baseline or improved(v, baseline) too, and the check ends there: a check
@@ -82,8 +82,8 @@ struct FetchedMonitor {};
 ///     `evaluate()` returning the metric (anything convertible to double), called once at each
 ///     check, after that run's update, so it sees the weights the check judges (typically it
 ///     runs a second graph bound to the same variables over validation batches: docs/hooks.md).
-///     `Monitor` is then only the metric's name ("acc" in it picks mode max, as Keras'
-///     "val_accuracy"); the training session fetches nothing for this hook. Build it with
+///     `Monitor` is then only the metric's name (mode automatic reads it as for a tensor:
+///     "val_accuracy" is max); the training session fetches nothing for this hook. Build it with
 ///     early_stopping_on_evaluation<"val_loss">(evaluate, options, logger).
 ///
 /// Checkpoint state (hooks/checkpoint_state.hpp): "hooks/EarlyStoppingHook/best" (float64),
@@ -126,7 +126,7 @@ class EarlyStoppingHook {
  private:
   EarlyStoppingHook(Evaluate evaluate, Options options, L logger, int)
       : o_(options),
-        maximize_(maximizes(options.mode, Monitor.view())),
+        maximize_(maximizes(options.mode, Monitor.view(), AutoRule::accuracy_or_auc_suffix)),
         logger_(std::move(logger)),
         evaluate_(std::move(evaluate)) {
     detail::check_argument(o_.patience >= 0, "EarlyStoppingHook", "patience", ">= 0",
@@ -248,7 +248,8 @@ class EarlyStoppingHook {
   /// The global step after the run at which this hook stopped training; 0 when it did not
   /// (Keras' stopped_epoch).
   std::int64_t stopped_step() const { return stopped_step_; }
-  /// Whether the monitored value should go up (mode max, or automatic with "acc" in the name).
+  /// Whether the monitored value should go up (mode max, or automatic on a name ending in
+  /// "acc", "accuracy" or "auc").
   bool maximize() const { return maximize_; }
   L& logger() { return logger_; }
   /// The hook's copy of the evaluation (early_stopping_on_evaluation).

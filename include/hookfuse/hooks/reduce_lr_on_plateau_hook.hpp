@@ -33,7 +33,8 @@ namespace hookfuse {
 ///     max(lr * factor, min_lr), the counter restarts and the cooldown begins; the line
 ///     "Step <global step>: ReduceLROnPlateau reducing learning rate to <lr, %g>." is logged
 ///     at INFO (Keras prints "Epoch <n>: ..." with verbose=1).
-/// mode automatic is max when the name contains "acc", as Keras' "auto".
+/// mode automatic is max when the name contains "acc" (AutoRule::contains_acc, Keras' "auto"
+/// for this callback; EarlyStoppingHook's rule differs).
 /// On the runs between checks it fetches nothing (SessionRunArgs::none()), so a metric outside
 /// the loss's graph is not computed. Unlike Keras, the value checked is the fetched value of
 /// that run, not an average over the runs since the previous check.
@@ -62,7 +63,9 @@ class ReduceLROnPlateauHook {
   static constexpr fixed_string checkpoint_name = "ReduceLROnPlateauHook";
 
   explicit ReduceLROnPlateauHook(Options options = {}, L logger = L{})
-      : o_(options), maximize_(maximizes(options.mode, Monitor.view())), logger_(logger) {
+      : o_(options),
+        maximize_(maximizes(options.mode, Monitor.view(), AutoRule::contains_acc)),
+        logger_(logger) {
     // Keras: "ReduceLROnPlateau does not support a factor >= 1.0."
     detail::check_argument(o_.factor >= 0.0 && o_.factor < 1.0, "ReduceLROnPlateauHook",
                            "factor", "in [0, 1) (Keras does not support a factor >= 1.0)",
