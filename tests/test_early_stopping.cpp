@@ -656,6 +656,9 @@ TEST_CASE("Hook state: ReduceLROnPlateauHook resumes with its reduced rate and c
           "[hooks][plateau][checkpoint]") {
   // patience 1, factor 0.5, lr 0.1: c0 5 best; c1 6 wait 1 -> lr 0.05, wait 0; c2 7 wait 1 ->
   // 0.025. Interrupted after c1 (step 2): the resumed run reduces to 0.025 at its first check.
+  // The rate is Keras' float32 one times the factor in double (tf-keras 2.15.0 with numpy 1.24:
+  // `new_lr = old_lr * self.factor`, old_lr an np.float32): float32(0.1) * 0.5.
+  const double reduced = static_cast<double>(0.1f) * 0.5;
   const std::vector<double> seq = {5.0, 6.0, 7.0};
   using Plateau = hf::ReduceLROnPlateauHook<"probe", hf::NullLogger>;
   const Plateau::Options opts{.factor = 0.5, .patience = 1, .min_delta = 0.0};
@@ -671,7 +674,7 @@ TEST_CASE("Hook state: ReduceLROnPlateauHook resumes with its reduced rate and c
     s.close();
   }
   const hf::io::CheckpointReader r(D / "model.ckpt-2");
-  CHECK(r.get_tensor<double>("hooks/ReduceLROnPlateauHook/lr") == std::vector<double>{0.05});
+  CHECK(r.get_tensor<double>("hooks/ReduceLROnPlateauHook/lr") == std::vector<double>{reduced});
   CHECK(r.get_tensor<double>("hooks/ReduceLROnPlateauHook/best") == std::vector<double>{5.0});
   CHECK(r.get_tensor<std::int64_t>("hooks/ReduceLROnPlateauHook/wait") ==
         std::vector<std::int64_t>{0});

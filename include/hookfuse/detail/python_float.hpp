@@ -1,5 +1,5 @@
 // hookfuse/detail/python_float.hpp: a double as Python's repr() / str() writes it (what
-// Python's csv module and Keras' CSVLogger write for a float).
+// Python's csv module and Keras' CSVLogger write for a float, and Keras' callbacks print).
 //
 // Python 3 prints the shortest decimal string that reads back as the same double (David Gay's
 // "mode 0", PEP 3101's 'r' format); std::to_chars without a precision computes exactly those
