@@ -168,37 +168,100 @@ TEST_CASE("EarlyStoppingHook: without restore_best_weights the last weights stay
   CHECK(m.b.value(0, 0) == Approx(last[1]).epsilon(1e-12));
 }
 
-TEST_CASE("EarlyStoppingHook: patience 0 stops at the second check, never at the first",
+// tf-keras 2.15.0, tf_keras/callbacks.py, EarlyStopping.on_epoch_end (the rules of every
+// EarlyStoppingHook case here):
+//         self.wait += 1
+//         if self._is_improvement(current, self.best):
+//             self.best = current
+//             self.best_epoch = epoch
+//             if self.restore_best_weights:
+//                 self.best_weights = self.model.get_weights()
+//             # Only restart wait if we beat both the baseline and our previous
+//             # best.
+//             if self.baseline is None or self._is_improvement(
+//                 current, self.baseline
+//             ):
+//                 self.wait = 0
+//             return
+//
+//         # Only check after the first epoch.
+//         if self.wait >= self.patience and epoch > 0:
+//             self.stopped_epoch = epoch
+//             self.model.stop_training = True
+
+TEST_CASE("EarlyStoppingHook: patience 0 never stops on an improving check",
           "[hooks][early_stopping]") {
-  // Keras: wait >= 0 always holds, but the first check (epoch 0) never stops.
-  const std::vector<double> seq = {3.0, 2.0, 1.0, 0.0};
-  Model m;
-  hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq}, hf::hooks(ES()), m.probe());
-  run_until_stop(s);
-  CHECK(s.global_step() == 2);
-  CHECK(s.hook<0>().stopped_step() == 2);
+  // Mode min, patience 0, min_delta 0, one check per run (check c after run c, global step
+  // c + 1). Every check that improves returns before the stop test, so wait >= 0 never stops
+  // one; the first check that does not improve stops:
+  //  c  v    improved  wait  stop?
+  //  0  3.0  yes       0     no (returned)
+  //  1  2.0  yes       0     no (returned)
+  //  2  1.0  yes       0     no (returned)
+  //  3  0.0  yes       0     no (returned)
+  //  4  0.5  no        1     1 >= 0 and epoch 4 > 0: stop at global step 5
+  {
+    const std::vector<double> seq = {3.0, 2.0, 1.0, 0.0, 0.5, -1.0};
+    Model m;
+    hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq}, hf::hooks(ES()), m.probe());
+    for (int c = 0; c < 4; ++c) {
+      INFO("check " << c);
+      s.run();
+      CHECK_FALSE(s.should_stop());
+      CHECK(s.hook<0>().wait() == 0);
+    }
+    s.run();
+    CHECK(s.should_stop());
+    CHECK(s.global_step() == 5);
+    CHECK(s.hook<0>().stopped_step() == 5);
+    CHECK(s.hook<0>().best() == 0.0);
+    CHECK(s.hook<0>().best_step() == 4);
+  }
+  // A check that does not improve at epoch 0 (NaN) does not stop either ("epoch > 0"):
+  //  c0 NaN: wait 1, not improved, epoch 0; c1 1.0 improves (returned); c2 1.0: wait 1, stop at
+  //  global step 3.
+  {
+    const std::vector<double> seq = {std::numeric_limits<double>::quiet_NaN(), 1.0, 1.0, 0.0};
+    Model m;
+    hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq}, hf::hooks(ES()), m.probe());
+    run_until_stop(s);
+    CHECK(s.global_step() == 3);
+    CHECK(s.hook<0>().stopped_step() == 3);
+  }
 }
 
-TEST_CASE("EarlyStoppingHook: a baseline keeps the counter until it is beaten, mode max on acc",
+TEST_CASE("EarlyStoppingHook: improving above the baseline never stops, beating it resets wait",
           "[hooks][early_stopping]") {
-  // "accuracy" contains "acc": mode auto is max. baseline 0.5, patience 2:
-  //  c0 0.3: wait 1, best 0.3 (beats -inf) but not the baseline: wait stays 1; c0 never stops
-  //  c1 0.4: wait 2, best 0.4, not > 0.5: wait 2 >= 2 -> stop at global step 2
+  // Mode min, baseline 1.0, patience 2. Each check below improves on best but not on the
+  // baseline: wait keeps growing (no reset), yet the check returns before the stop test:
+  //  c  v    improved (best)  beats 1.0  wait  stop?
+  //  0  3.0  yes              no         1     no (returned)
+  //  1  2.5  yes              no         2     no (returned; wait >= patience already)
+  //  2  2.0  yes              no         3     no (returned)
+  //  3  1.5  yes              no         4     no (returned)
+  //  4  1.6  no               -          5     5 >= 2, epoch 4 > 0: stop at global step 5
   {
-    const std::vector<double> seq = {0.3, 0.4, 0.45, 0.9};
+    const std::vector<double> seq = {3.0, 2.5, 2.0, 1.5, 1.6, 0.5};
+    const std::array<std::int64_t, 4> wait = {1, 2, 3, 4};
     Model m;
-    auto accuracy = hf::named<"accuracy">(hf::reduce_sum(m.x));
     hf::MonitoredTrainingSession s(m.train_op(), SequenceInput{&seq},
-                                   hf::hooks(hf::EarlyStoppingHook<"accuracy", hf::NullLogger>(
-                                       {.patience = 2, .baseline = 0.5})),
-                                   accuracy);
-    CHECK(s.hook<0>().maximize());
-    run_until_stop(s);
-    CHECK(s.global_step() == 2);
-    CHECK(s.hook<0>().best() == 0.4);
+                                   hf::hooks(ES({.patience = 2, .baseline = 1.0})), m.probe());
+    for (std::size_t c = 0; c < 4; ++c) {
+      INFO("check " << c);
+      s.run();
+      CHECK_FALSE(s.should_stop());
+      CHECK(s.hook<0>().wait() == wait[c]);
+    }
+    s.run();
+    CHECK(s.should_stop());
+    CHECK(s.global_step() == 5);
+    CHECK(s.hook<0>().wait() == 5);
+    CHECK(s.hook<0>().best() == 1.5);
+    CHECK(s.hook<0>().best_step() == 4);
   }
-  // Beating the baseline at c1 resets the counter: 0.3 (wait 1), 0.6 (0), 0.55 (1), 0.58 (2,
-  // stop at global step 4).
+  // "accuracy" ends in "accuracy": mode automatic is max. baseline 0.5, patience 2. Beating
+  // the baseline at c1 resets the counter: 0.3 (wait 1, returned), 0.6 (improves, beats 0.5:
+  // wait 0, returned), 0.55 (wait 1), 0.58 (wait 2 >= 2: stop at global step 4).
   {
     const std::vector<double> seq = {0.3, 0.6, 0.55, 0.58, 0.1, 0.1};
     Model m;
@@ -207,10 +270,51 @@ TEST_CASE("EarlyStoppingHook: a baseline keeps the counter until it is beaten, m
                                    hf::hooks(hf::EarlyStoppingHook<"accuracy", hf::NullLogger>(
                                        {.patience = 2, .baseline = 0.5})),
                                    accuracy);
+    CHECK(s.hook<0>().maximize());
     run_until_stop(s);
     CHECK(s.global_step() == 4);
     CHECK(s.hook<0>().best() == 0.6);
   }
+}
+
+TEST_CASE("EarlyStoppingHook: mode automatic maximises val_auc (names ending in acc/accuracy/auc)",
+          "[hooks][early_stopping]") {
+  // tf-keras 2.15.0, EarlyStopping.__init__:
+  //         else:
+  //             if (
+  //                 self.monitor.endswith("acc")
+  //                 or self.monitor.endswith("accuracy")
+  //                 or self.monitor.endswith("auc")
+  //             ):
+  //                 self.monitor_op = np.greater
+  //             else:
+  //                 self.monitor_op = np.less
+  // So "val_auc" is max. patience 1: c0 0.6 best; c1 0.7 best (0.7 > 0.6); c2 0.65: wait 1 >= 1,
+  // stop at global step 3. (As mode min it would stop at step 2: 0.7 does not go below 0.6.)
+  const std::vector<double> seq = {0.6, 0.7, 0.65, 0.9};
+  Model m;
+  auto val_auc = hf::named<"val_auc">(hf::reduce_sum(m.x));
+  hf::MonitoredTrainingSession s(
+      m.train_op(), SequenceInput{&seq},
+      hf::hooks(hf::EarlyStoppingHook<"val_auc", hf::NullLogger>({.patience = 1})), val_auc);
+  CHECK(s.hook<0>().maximize());
+  run_until_stop(s);
+  CHECK(s.global_step() == 3);
+  CHECK(s.hook<0>().best() == 0.7);
+  CHECK(s.hook<0>().best_step() == 2);
+  // The suffix, not the substring: "acc_loss" is min, "val_acc" and "val_accuracy" are max.
+  CHECK_FALSE(hf::EarlyStoppingHook<"acc_loss", hf::NullLogger>().maximize());
+  CHECK(hf::EarlyStoppingHook<"val_acc", hf::NullLogger>().maximize());
+  CHECK(hf::EarlyStoppingHook<"val_accuracy", hf::NullLogger>().maximize());
+  CHECK_FALSE(
+      hf::EarlyStoppingHook<"val_auc", hf::NullLogger>({.mode = hf::MonitorMode::min}).maximize());
+  // ReduceLROnPlateau keeps its own rule in the same release (ReduceLROnPlateau._reset):
+  //         if self.mode == "min" or (
+  //             self.mode == "auto" and "acc" not in self.monitor
+  //         ):
+  // so there "val_auc" is min and "acc_loss" max.
+  CHECK_FALSE(hf::ReduceLROnPlateauHook<"val_auc", hf::NullLogger>().maximize());
+  CHECK(hf::ReduceLROnPlateauHook<"acc_loss", hf::NullLogger>().maximize());
 }
 
 TEST_CASE("EarlyStoppingHook: NaN never improves, logs the stop and the restore",
@@ -310,7 +414,7 @@ TEST_CASE("EarlyStoppingHook on an evaluation metric: val_loss of a second graph
 
 TEST_CASE("EarlyStoppingHook on an evaluation metric: val_accuracy is mode max, state keys",
           "[hooks][early_stopping]") {
-  // "val_accuracy" contains "acc": mode automatic is max. patience 1, one check per run:
+  // "val_accuracy" ends in "accuracy": mode automatic is max. patience 1, one check per run:
   //  c0 0.5 best (wait 0); c1 0.7 best (0); c2 0.6 wait 1 >= 1 -> stop at global step 3.
   const std::vector<double> metric = {0.5, 0.7, 0.6, 0.9};
   const std::vector<double> seq(6, 1.0);
@@ -552,6 +656,9 @@ TEST_CASE("Hook state: ReduceLROnPlateauHook resumes with its reduced rate and c
           "[hooks][plateau][checkpoint]") {
   // patience 1, factor 0.5, lr 0.1: c0 5 best; c1 6 wait 1 -> lr 0.05, wait 0; c2 7 wait 1 ->
   // 0.025. Interrupted after c1 (step 2): the resumed run reduces to 0.025 at its first check.
+  // The rate is Keras' float32 one times the factor in double (tf-keras 2.15.0 with numpy 1.24:
+  // `new_lr = old_lr * self.factor`, old_lr an np.float32): float32(0.1) * 0.5.
+  const double reduced = static_cast<double>(0.1f) * 0.5;
   const std::vector<double> seq = {5.0, 6.0, 7.0};
   using Plateau = hf::ReduceLROnPlateauHook<"probe", hf::NullLogger>;
   const Plateau::Options opts{.factor = 0.5, .patience = 1, .min_delta = 0.0};
@@ -567,7 +674,7 @@ TEST_CASE("Hook state: ReduceLROnPlateauHook resumes with its reduced rate and c
     s.close();
   }
   const hf::io::CheckpointReader r(D / "model.ckpt-2");
-  CHECK(r.get_tensor<double>("hooks/ReduceLROnPlateauHook/lr") == std::vector<double>{0.05});
+  CHECK(r.get_tensor<double>("hooks/ReduceLROnPlateauHook/lr") == std::vector<double>{reduced});
   CHECK(r.get_tensor<double>("hooks/ReduceLROnPlateauHook/best") == std::vector<double>{5.0});
   CHECK(r.get_tensor<std::int64_t>("hooks/ReduceLROnPlateauHook/wait") ==
         std::vector<std::int64_t>{0});

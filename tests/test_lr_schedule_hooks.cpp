@@ -217,27 +217,70 @@ struct PlateauInput {
 };
 }  // namespace
 
+// tf-keras 2.15.0, tf_keras/callbacks.py, ReduceLROnPlateau.on_epoch_end (the rules of every
+// ReduceLROnPlateauHook case here):
+//             if self.in_cooldown():
+//                 self.cooldown_counter -= 1
+//                 self.wait = 0
+//
+//             if self.monitor_op(current, self.best):
+//                 self.best = current
+//                 self.wait = 0
+//             elif not self.in_cooldown():
+//                 self.wait += 1
+//                 if self.wait >= self.patience:
+//                     old_lr = backend.get_value(self.model.optimizer.lr)
+//                     if old_lr > np.float32(self.min_lr):
+//                         new_lr = old_lr * self.factor
+//                         new_lr = max(new_lr, self.min_lr)
+//                         backend.set_value(self.model.optimizer.lr, new_lr)
+//                         if self.verbose > 0:
+//                             io_utils.print_msg(
+//                                 f"\nEpoch {epoch +1}: "
+//                                 "ReduceLROnPlateau reducing "
+//                                 f"learning rate to {new_lr}."
+//                             )
+//                         self.cooldown_counter = self.cooldown
+//                         self.wait = 0
+// The optimizer's lr is a float32 variable, so old_lr is an np.float32; with numpy 1.24 (tf-keras
+// 2.15.0's requirements.txt) old_lr * self.factor, a float32 scalar times a Python float, is an
+// np.float64 of the float32 value times the factor; f"{new_lr}" is Python's repr of that double,
+// or of min_lr when max() picks it; set_value rounds it into the float32 variable.
+namespace {
+/// old_lr * self.factor as Keras computes it from the rate `lr` its variable was set to.
+double keras_product(double lr, double factor) {
+  return static_cast<double>(static_cast<float>(lr)) * factor;
+}
+}  // namespace
+
 TEST_CASE("ReduceLROnPlateauHook: Keras' wait counter, cooldown and min_lr on a known sequence",
           "[hooks][plateau]") {
-  // Keras' ReduceLROnPlateau.on_epoch_end, by hand, with mode min, min_delta 0.25, patience 2,
-  // factor 0.5, cooldown 1, min_lr 2e-4, from lr 1e-3 (one check per run):
+  // By hand, with mode min, min_delta 0.25, patience 2, factor 0.5, cooldown 1, min_lr 2e-4,
+  // from lr 1e-3 (one check per run); r1 = float32(1e-3) * 0.5, r2 = float32(r1) * 0.5:
   //  t  value  cooldown?        improved (v < best - 0.25)  wait  lr after
   //  0  5.0                     yes (best inf -> 5)         0     1e-3
   //  1  4.0                     yes (best 4)                0     1e-3
   //  2  4.0                     no                          1     1e-3
-  //  3  4.5                     no                          2 -> reduce: 5e-4, cooldown 1, wait 0
-  //  4  4.2    1 -> 0, wait 0   no, not in cooldown now     1     5e-4
-  //  5  4.1                     no                          2 -> reduce: 2.5e-4, cooldown 1
-  //  6  3.0    1 -> 0, wait 0   yes (best 3)                0     2.5e-4
-  //  7  3.5                     no                          1     2.5e-4
-  //  8  3.5                     no                          2 -> max(1.25e-4, 2e-4) = 2e-4
+  //  3  4.5                     no                          2 -> reduce: r1, cooldown 1, wait 0
+  //  4  4.2    1 -> 0, wait 0   no, not in cooldown now     1     r1
+  //  5  4.1                     no                          2 -> reduce: r2, cooldown 1
+  //  6  3.0    1 -> 0, wait 0   yes (best 3)                0     r2
+  //  7  3.5                     no                          1     r2
+  //  8  3.5                     no                          2 -> max(float32(r2) * 0.5, 2e-4)
   //  9  3.9    1 -> 0           no                          1     2e-4
-  // 10  3.9                     no                          2, lr 2e-4 not > min_lr: kept
+  // 10  3.9                     no                          2, float32(2e-4) not > float32(2e-4)
   // 11  2.8                     no (2.8 >= 2.75)            3     2e-4
   // 12  2.7                     yes (best 2.7)              0     2e-4
+  // Python: repr(0.0010000000474974513 * 0.5) is "0.0005000000237487257", half of that
+  // "0.0002500000118743628" (halving is exact in float32 too), and 0.0001250000059371814 < 2e-4.
+  const double r1 = keras_product(1e-3, 0.5);
+  const double r2 = keras_product(r1, 0.5);
+  REQUIRE(r1 == 0.0005000000237487257);
+  REQUIRE(r2 == 0.0002500000118743628);
+  REQUIRE(keras_product(r2, 0.5) < 2e-4);
   const std::vector<double> seq = {5.0, 4.0, 4.0, 4.5, 4.2, 4.1, 3.0, 3.5, 3.5, 3.9, 3.9, 2.8, 2.7};
-  const std::array<double, 13> lr = {1e-3,   1e-3, 1e-3, 5e-4, 5e-4, 2.5e-4, 2.5e-4,
-                                     2.5e-4, 2e-4, 2e-4, 2e-4, 2e-4, 2e-4};
+  const std::array<double, 13> lr = {1e-3, 1e-3, 1e-3, r1,   r1,   r2,  r2,
+                                     r2,   2e-4, 2e-4, 2e-4, 2e-4, 2e-4};
   const std::array<std::int64_t, 13> wait = {0, 0, 1, 0, 1, 0, 0, 1, 0, 1, 2, 3, 0};
   std::vector<Line> lines;
   Model m;
@@ -255,13 +298,15 @@ TEST_CASE("ReduceLROnPlateauHook: Keras' wait counter, cooldown and min_lr on a 
   for (std::size_t t = 0; t < seq.size(); ++t) {
     INFO("run " << t);
     s.run();
-    CHECK(s.optimizer().learning_rate() == Approx(lr[t]).epsilon(1e-12));
+    CHECK(s.optimizer().learning_rate() == lr[t]);
     CHECK(s.hook<0>().wait() == wait[t]);
   }
   CHECK(s.hook<0>().best() == 2.7);
   REQUIRE(lines.size() == 3);
-  CHECK(lines[0].text == "Step 4: ReduceLROnPlateau reducing learning rate to 0.0005.");
-  CHECK(lines[1].text == "Step 6: ReduceLROnPlateau reducing learning rate to 0.00025.");
+  CHECK(lines[0].text ==
+        "Step 4: ReduceLROnPlateau reducing learning rate to 0.0005000000237487257.");
+  CHECK(lines[1].text ==
+        "Step 6: ReduceLROnPlateau reducing learning rate to 0.0002500000118743628.");
   CHECK(lines[2].text == "Step 9: ReduceLROnPlateau reducing learning rate to 0.0002.");
   CHECK(lines[0].severity == hf::Severity::info);
 }
@@ -270,10 +315,16 @@ TEST_CASE("ReduceLROnPlateauHook: every_n_iter checks only runs n, 2n, ..., mode
           "[hooks][plateau]") {
   // "accuracy" contains "acc": higher is better. every_n_iter 2 checks runs t = 1, 3, 5, 7; the
   // 9.0 of the other runs would each be an improvement if they were looked at.
-  // Checks: 0.5 (best), 0.6 (best), 0.6 (not > 0.6: wait 1 = patience -> 0.1 * 0.1 at step 6),
-  // 0.55 (wait 1 -> 0.001 at step 8).
+  // Checks: 0.5 (best), 0.6 (best), 0.6 (not > 0.6: wait 1 = patience -> float32(0.1) * 0.1 at
+  // step 6), 0.55 (wait 1 -> float32 of that * 0.1 at step 8; min_lr 0).
+  // Python: repr(0.10000000149011612 * 0.1) is "0.010000000149011612"; float32 of it is
+  // 0.009999999776482582, and repr(0.009999999776482582 * 0.1) is "0.0009999999776482583".
+  const double r1 = keras_product(0.1, 0.1);
+  const double r2 = keras_product(r1, 0.1);
+  REQUIRE(r1 == 0.010000000149011612);
+  REQUIRE(r2 == 0.0009999999776482583);
   const std::vector<double> seq = {9.0, 0.5, 9.0, 0.6, 9.0, 0.6, 9.0, 0.55};
-  const std::array<double, 8> lr = {0.1, 0.1, 0.1, 0.1, 0.1, 0.01, 0.01, 0.001};
+  const std::array<double, 8> lr = {0.1, 0.1, 0.1, 0.1, 0.1, r1, r1, r2};
   std::vector<Line> lines;
   Model m;
   auto accuracy = hf::named<"accuracy">(hf::reduce_sum(m.x));
@@ -286,11 +337,69 @@ TEST_CASE("ReduceLROnPlateauHook: every_n_iter checks only runs n, 2n, ..., mode
   for (std::size_t t = 0; t < seq.size(); ++t) {
     INFO("run " << t);
     s.run();
-    CHECK(s.optimizer().learning_rate() == Approx(lr[t]).epsilon(1e-12));
+    CHECK(s.optimizer().learning_rate() == lr[t]);
   }
   REQUIRE(lines.size() == 2);
-  CHECK(lines[0].text == "Step 6: ReduceLROnPlateau reducing learning rate to 0.01.");
-  CHECK(lines[1].text == "Step 8: ReduceLROnPlateau reducing learning rate to 0.001.");
+  CHECK(lines[0].text ==
+        "Step 6: ReduceLROnPlateau reducing learning rate to 0.010000000149011612.");
+  CHECK(lines[1].text ==
+        "Step 8: ReduceLROnPlateau reducing learning rate to 0.0009999999776482583.");
+}
+
+TEST_CASE("ReduceLROnPlateauHook: at min_lr by float32 rounding it does not reduce again",
+          "[hooks][plateau]") {
+  // factor 0.1, min_lr 0.001, patience 1, cooldown 1, mode min, min_delta 0, from lr 0.1, the
+  // value 1.0 at every check. Keras, in float32 as its variable holds the rate:
+  //  e  cooldown         improved  wait  old_lr (float32)         > float32(0.001)?  lr set
+  //  0                   yes (inf) 0     -                        -                  0.1
+  //  1                   no        1     float32(0.1)             yes: new1, cooldown 1, wait 0
+  //  2  1 -> 0, wait 0   no        1     float32(new1)            yes: max(new2, 0.001) = 0.001
+  //  3  1 -> 0, wait 0   no        1     float32(0.001)           no (equal): nothing
+  //  4                   no        2     float32(0.001)           no: nothing
+  //  5                   no        3     float32(0.001)           no: nothing
+  // new1 = float32(0.1) * 0.1 = 0.010000000149011612 (repr in Python), new2 = float32(new1) *
+  // 0.1 = 0.0009999999776482583 < 0.001, so max() gives min_lr, printed "0.001". In double, 0.1
+  // * 0.1 * 0.1 is 0.0010000000000000002 > 0.001: a double comparison would reduce a third time.
+  const float min_lr32 = static_cast<float>(0.001);  // np.float32(self.min_lr)
+  const float lr0 = static_cast<float>(0.1);
+  REQUIRE(lr0 > min_lr32);
+  const double new1 = static_cast<double>(lr0) * 0.1;
+  REQUIRE(new1 == 0.010000000149011612);
+  const auto lr1 = static_cast<float>(new1);  // backend.set_value into the float32 variable
+  REQUIRE(lr1 > min_lr32);
+  const double new2 = static_cast<double>(lr1) * 0.1;
+  REQUIRE(new2 < 0.001);  // max(new_lr, self.min_lr) is min_lr
+  const auto lr2 = static_cast<float>(0.001);
+  REQUIRE_FALSE(lr2 > min_lr32);  // e3..e5: no reduction
+  const std::array<double, 6> lr = {0.1, new1, 0.001, 0.001, 0.001, 0.001};
+  const std::array<std::int64_t, 6> wait = {0, 0, 0, 1, 2, 3};
+  const std::array<std::int64_t, 6> cooldown = {0, 1, 1, 0, 0, 0};
+
+  const std::vector<double> seq(6, 1.0);
+  std::vector<Line> lines;
+  Model m;
+  using Hook = hf::ReduceLROnPlateauHook<"probe", CapturingLogger>;
+  hf::MonitoredTrainingSession s(
+      hf::GradientDescentOptimizer(0.1).minimize(m.loss(), m.gs), PlateauInput{&seq},
+      hf::hooks(Hook({.factor = 0.1,
+                      .patience = 1,
+                      .mode = hf::MonitorMode::min,
+                      .min_delta = 0.0,
+                      .cooldown = 1,
+                      .min_lr = 0.001},
+                     CapturingLogger{&lines})),
+      m.probe());
+  for (std::size_t e = 0; e < seq.size(); ++e) {
+    INFO("check " << e);
+    s.run();
+    CHECK(s.optimizer().learning_rate() == lr[e]);
+    CHECK(s.hook<0>().wait() == wait[e]);
+    CHECK(s.hook<0>().cooldown_counter() == cooldown[e]);
+  }
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].text ==
+        "Step 2: ReduceLROnPlateau reducing learning rate to 0.010000000149011612.");
+  CHECK(lines[1].text == "Step 3: ReduceLROnPlateau reducing learning rate to 0.001.");
 }
 
 TEST_CASE("ReduceLROnPlateauHook: requests its tensor only on the runs it checks",

@@ -118,13 +118,40 @@ TEST_CASE("TerminateOnNonFiniteHook: raise_error throws RuntimeError with Keras'
                                  hf::hooks(hf::TerminateOnNonFiniteHook<"loss", CapturingLogger>(
                                      {.raise_error = true}, CapturingLogger{&lines})));
   s.run();
-  // Keras: RuntimeError(f"NaN or Inf loss encountered at batch {batch}. Loss value: {loss}. "
-  //                     "Terminating training immediately.")
+  // Keras 3.13.0: RuntimeError(f"NaN or Inf loss encountered at batch {batch}. "
+  //                             f"Loss value: {loss}. Terminating training immediately.")
   CHECK_THROWS_MATCHES(s.run(), hf::RuntimeError,
                        Catch::Message("NaN or Inf loss encountered at batch 1. Loss value: inf. "
                                       "Terminating training immediately."));
   CHECK(lines.empty());
   CHECK(s.hook<0>().terminated_at() == std::optional<std::int64_t>(1));
+}
+
+TEST_CASE("TerminateOnNonFiniteHook: raise_error prints a NaN with its sign bit as nan",
+          "[hooks][non_finite]") {
+  // Keras 3.13.0, keras/src/callbacks/terminate_on_nan.py, TerminateOnNaN.on_batch_end:
+  //             if np.isnan(loss) or np.isinf(loss):
+  //                 if self.raise_error:
+  //                     raise RuntimeError(
+  //                         f"NaN or Inf loss encountered at batch {batch}. "
+  //                         f"Loss value: {loss}. Terminating training immediately."
+  //                     )
+  // The logs reach it through python_utils.pythonify_logs (`value = float(value)`), so {loss}
+  // is str() of a Python float: "nan" for every NaN (float.__repr__ drops the sign bit), where
+  // printf's %g writes "-nan" for a NaN with the sign bit set.
+  const float negative_nan = std::copysign(std::numeric_limits<float>::quiet_NaN(), -1.0f);
+  REQUIRE(std::isnan(negative_nan));
+  REQUIRE(std::signbit(negative_nan));
+  hf::TerminateOnNonFiniteHook<"loss", hf::NullLogger> hook({.raise_error = true});
+  std::int64_t step = 7;
+  hf::SessionRunContext ctx(&step);
+  hf::SessionRunValues<"loss"> values{};
+  values.results[0] = hf::TensorValue{&negative_nan, 1, 1, 1, 1, hf::DType::float32};
+  hook.before_run(ctx);
+  CHECK_THROWS_MATCHES(hook.after_run(ctx, values), hf::RuntimeError,
+                       Catch::Message("NaN or Inf loss encountered at batch 7. Loss value: nan. "
+                                      "Terminating training immediately."));
+  CHECK(hook.terminated_at() == std::optional<std::int64_t>(7));
 }
 
 TEST_CASE("TerminateOnNonFiniteHook: finite losses never stop", "[hooks][non_finite]") {

@@ -1,5 +1,5 @@
 // hookfuse/detail/python_float.hpp: a double as Python's repr() / str() writes it (what
-// Python's csv module and Keras' CSVLogger write for a float).
+// Python's csv module and Keras' CSVLogger write for a float, and Keras' callbacks print).
 //
 // Python 3 prints the shortest decimal string that reads back as the same double (David Gay's
 // "mode 0", PEP 3101's 'r' format); std::to_chars without a precision computes exactly those
@@ -24,11 +24,20 @@ namespace hookfuse::detail {
 /// Characters append_python_float needs at most ("-1.2345678901234567e-308" and a NUL).
 inline constexpr std::size_t python_float_capacity = 32;
 
+/// Appends repr(v) of a NaN or an infinity ("nan" whatever the NaN's sign bit, "inf", "-inf")
+/// and returns true; appends nothing and returns false for a finite v. It needs no
+/// std::to_chars, so HOOKFUSE_EMBEDDED builds use it too.
+inline bool append_python_non_finite(char*& out, char* end, double v) {
+  if (std::isnan(v)) append_text(out, end, "nan");
+  else if (std::isinf(v)) append_text(out, end, v < 0 ? "-inf" : "inf");
+  else return false;
+  return true;
+}
+
 /// Appends repr(v) of a Python float (see the file comment) to [out, end), truncating like
 /// append_text.
 inline void append_python_float(char*& out, char* end, double v) {
-  if (std::isnan(v)) return append_text(out, end, "nan");
-  if (std::isinf(v)) return append_text(out, end, v < 0 ? "-inf" : "inf");
+  if (append_python_non_finite(out, end, v)) return;
   if (std::signbit(v)) {
     append_text(out, end, "-");
     v = -v;

@@ -50,21 +50,22 @@ struct FetchedMonitor {};
 /// Watches the scalar `Monitor` (a loss, a metric) every `every_n_iter` runs (runs
 /// every_n_iter, 2 every_n_iter, ... of the training; each check is one Keras "epoch end") and
 /// requests a stop when it has not improved for `patience` checks, with the rules of
-/// tf.keras.callbacks.EarlyStopping (TF 2.11+ / Keras 2.11+), check c = 0, 1, 2, ...:
+/// EarlyStopping.on_epoch_end in tf-keras 2.15.0 (tf_keras/callbacks.py), check c = 0, 1, ...:
 ///   - improved(v, ref): v < ref - min_delta (mode min) or v > ref + min_delta (mode max), with
 ///     |min_delta| as Keras takes it; NaN never improves. mode automatic: max when the name
-///     contains "acc" (Keras' "auto");
+///     ends in "acc", "accuracy" or "auc" (AutoRule::accuracy_or_auc_suffix);
 ///   - at each check the wait counter grows by one; when improved(v, best), best = v (and the
-///     weights are copied when restore_best_weights), and the counter goes back to 0 only when
-///     there is no baseline or improved(v, baseline) too;
-///   - then, when wait >= patience and c > 0 (never at the first check), the hook requests a
-///     stop, records stopped_step() (the global step after that run) and logs
+///     weights are copied when restore_best_weights), the counter goes back to 0 only when
+///     there is no baseline or improved(v, baseline) too, and the check ends there: a check
+///     that improves never stops, even with patience 0 or a baseline not yet beaten;
+///   - otherwise, when wait >= patience and c > 0 (never at the first check), the hook requests
+///     a stop, records stopped_step() (the global step after that run) and logs
 ///     "Step <global step>: early stopping." at INFO; with restore_best_weights it writes the
 ///     copy back into the model's variables and logs "Restoring model weights from the end of
 ///     the best check: step <s>." (s: the global step after the best check's run).
-/// restore_best_weights restores only when this hook stops training (tf.keras 2.x); a training
-/// that ends otherwise (StopAtStepHook, the end of the input) keeps its last weights (Keras 3
-/// also restores in on_train_end: not done here). If no check ever improved, the copy is the
+/// restore_best_weights restores only when this hook stops training (tf-keras 2.15.0; 2.16 and
+/// Keras 3 restore in on_train_end); a training that ends otherwise (StopAtStepHook, the end of
+/// the input) keeps its last weights. If no check ever improved, the copy is the
 /// weights at the first check (as Keras). The copy covers the model's Variables (the loss's
 /// graph and the extras, not the optimizer's slots nor global_step); it lives in
 /// Options::best_weights_buffer when given (at least best_weights_bytes(session) bytes: the
@@ -81,8 +82,8 @@ struct FetchedMonitor {};
 ///     `evaluate()` returning the metric (anything convertible to double), called once at each
 ///     check, after that run's update, so it sees the weights the check judges (typically it
 ///     runs a second graph bound to the same variables over validation batches: docs/hooks.md).
-///     `Monitor` is then only the metric's name ("acc" in it picks mode max, as Keras'
-///     "val_accuracy"); the training session fetches nothing for this hook. Build it with
+///     `Monitor` is then only the metric's name (mode automatic reads it as for a tensor:
+///     "val_accuracy" is max); the training session fetches nothing for this hook. Build it with
 ///     early_stopping_on_evaluation<"val_loss">(evaluate, options, logger).
 ///
 /// Checkpoint state (hooks/checkpoint_state.hpp): "hooks/EarlyStoppingHook/best" (float64),
@@ -125,7 +126,7 @@ class EarlyStoppingHook {
  private:
   EarlyStoppingHook(Evaluate evaluate, Options options, L logger, int)
       : o_(options),
-        maximize_(maximizes(options.mode, Monitor.view())),
+        maximize_(maximizes(options.mode, Monitor.view(), AutoRule::accuracy_or_auc_suffix)),
         logger_(std::move(logger)),
         evaluate_(std::move(evaluate)) {
     detail::check_argument(o_.patience >= 0, "EarlyStoppingHook", "patience", ">= 0",
@@ -216,6 +217,7 @@ class EarlyStoppingHook {
   /// best or stopping step and logged. Returns true when training should stop (the weights are
   /// then already restored, with restore_best_weights).
   bool update(double current, std::int64_t global_step) {
+    const std::int64_t check = checks_++;
     if (o_.restore_best_weights && !have_best_weights_) copy_weights();
     ++wait_;
     if (improved(current, best_)) {
@@ -223,10 +225,9 @@ class EarlyStoppingHook {
       best_step_ = global_step;
       if (o_.restore_best_weights) copy_weights();
       if (!o_.baseline || improved(current, *o_.baseline)) wait_ = 0;
+      return false;  // Keras returns here: an improving check never stops
     }
-    const bool stop = wait_ >= o_.patience && checks_ > 0;
-    ++checks_;
-    if (!stop) return false;
+    if (wait_ < o_.patience || check == 0) return false;
     stopped_step_ = global_step;
     log_stop(global_step);
     if (o_.restore_best_weights && have_best_weights_) {
@@ -247,7 +248,8 @@ class EarlyStoppingHook {
   /// The global step after the run at which this hook stopped training; 0 when it did not
   /// (Keras' stopped_epoch).
   std::int64_t stopped_step() const { return stopped_step_; }
-  /// Whether the monitored value should go up (mode max, or automatic with "acc" in the name).
+  /// Whether the monitored value should go up (mode max, or automatic on a name ending in
+  /// "acc", "accuracy" or "auc").
   bool maximize() const { return maximize_; }
   L& logger() { return logger_; }
   /// The hook's copy of the evaluation (early_stopping_on_evaluation).

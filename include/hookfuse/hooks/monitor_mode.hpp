@@ -10,9 +10,19 @@
 
 namespace hookfuse {
 
-/// min: lower is better (a loss); max: higher is better (an accuracy); automatic: max when the
-/// monitored name contains "acc", min otherwise, as Keras' mode="auto".
+/// min: lower is better (a loss); max: higher is better (an accuracy); automatic: decided from
+/// the monitored name by the hook's AutoRule, as Keras' mode="auto".
 enum class MonitorMode { automatic, min, max };
+
+/// How mode automatic reads the monitored name. tf-keras 2.15.0 (tf_keras/callbacks.py) has a
+/// rule per callback, so each hook names the rule of its Keras counterpart.
+enum class AutoRule {
+  /// EarlyStopping: max when the name ends in "acc", "accuracy" or "auc" ("val_auc" is max,
+  /// "acc_loss" is min).
+  accuracy_or_auc_suffix,
+  /// ReduceLROnPlateau: max when the name contains "acc" ("val_auc" is min).
+  contains_acc,
+};
 
 /// Throws std::invalid_argument naming `who` unless `mode` is one of the three enumerators (a
 /// value cast from an integer; Keras warns about an unknown mode and falls back to auto).
@@ -33,10 +43,12 @@ inline double monitored_scalar(const char* who, const TensorValue& t) {
   return t.item();
 }
 
-/// Whether `mode` means "higher is better" for the tensor named `monitor`.
-constexpr bool maximizes(MonitorMode mode, std::string_view monitor) {
-  if (mode == MonitorMode::automatic) return monitor.find("acc") != std::string_view::npos;
-  return mode == MonitorMode::max;
+/// Whether `mode` means "higher is better" for the tensor named `monitor`, mode automatic
+/// deciding by `rule`.
+constexpr bool maximizes(MonitorMode mode, std::string_view monitor, AutoRule rule) {
+  if (mode != MonitorMode::automatic) return mode == MonitorMode::max;
+  if (rule == AutoRule::contains_acc) return monitor.find("acc") != std::string_view::npos;
+  return monitor.ends_with("acc") || monitor.ends_with("accuracy") || monitor.ends_with("auc");
 }
 
 }  // namespace hookfuse

@@ -13,6 +13,9 @@
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/check.hpp"
 #include "hookfuse/detail/format.hpp"
+#ifndef HOOKFUSE_EMBEDDED
+#include "hookfuse/detail/python_float.hpp"
+#endif
 #include "hookfuse/fixed_string.hpp"
 #include "hookfuse/hooks/checkpoint_state.hpp"
 #include "hookfuse/hooks/monitor_mode.hpp"
@@ -25,15 +28,20 @@ namespace hookfuse {
 /// Watches the scalar tensor `Monitor` (a loss, a metric the session computes) every
 /// `every_n_iter` runs (runs every_n_iter, 2 every_n_iter, ... of this session; each check is
 /// one Keras "epoch end") and multiplies the optimizer's learning rate by `factor` when it has
-/// not improved for `patience` checks, with Keras' rules (keras.callbacks.ReduceLROnPlateau):
+/// not improved for `patience` checks, with the rules of ReduceLROnPlateau.on_epoch_end in
+/// tf-keras 2.15.0 (tf_keras/callbacks.py, run with numpy 1.24 as its requirements.txt pins):
 ///   - improved: value < best - min_delta (mode min) or value > best + min_delta (mode max);
 ///     then best = value and the wait counter is 0; NaN never improves;
 ///   - during a cooldown (cooldown checks after a reduction) the counter stays 0;
-///   - otherwise the counter grows; when it reaches patience and lr > min_lr, the rate becomes
-///     max(lr * factor, min_lr), the counter restarts and the cooldown begins; the line
-///     "Step <global step>: ReduceLROnPlateau reducing learning rate to <lr, %g>." is logged
-///     at INFO (Keras prints "Epoch <n>: ..." with verbose=1).
-/// mode automatic is max when the name contains "acc", as Keras' "auto".
+///   - otherwise the counter grows; when it reaches patience and float32(lr) > float32(min_lr)
+///     (Keras compares its float32 rate: `old_lr > np.float32(self.min_lr)`), the rate becomes
+///     max(float32(lr) * factor, min_lr), multiplied in double (numpy 1.24 makes a float32
+///     scalar times a Python float a float64), the counter restarts and the cooldown begins;
+///     "Step <global step>: ReduceLROnPlateau reducing learning rate to <rate>." is logged at
+///     INFO with the rate as Python prints that double ("0.010000000149011612" for 0.1 * 0.1;
+///     %g in HOOKFUSE_EMBEDDED builds). Keras prints "Epoch <n>: ..." with verbose=1.
+/// mode automatic is max when the name contains "acc" (AutoRule::contains_acc, Keras' "auto"
+/// for this callback; EarlyStoppingHook's rule differs).
 /// On the runs between checks it fetches nothing (SessionRunArgs::none()), so a metric outside
 /// the loss's graph is not computed. Unlike Keras, the value checked is the fetched value of
 /// that run, not an average over the runs since the previous check.
@@ -62,7 +70,9 @@ class ReduceLROnPlateauHook {
   static constexpr fixed_string checkpoint_name = "ReduceLROnPlateauHook";
 
   explicit ReduceLROnPlateauHook(Options options = {}, L logger = L{})
-      : o_(options), maximize_(maximizes(options.mode, Monitor.view())), logger_(logger) {
+      : o_(options),
+        maximize_(maximizes(options.mode, Monitor.view(), AutoRule::contains_acc)),
+        logger_(logger) {
     // Keras: "ReduceLROnPlateau does not support a factor >= 1.0."
     detail::check_argument(o_.factor >= 0.0 && o_.factor < 1.0, "ReduceLROnPlateauHook",
                            "factor", "in [0, 1) (Keras does not support a factor >= 1.0)",
@@ -124,10 +134,10 @@ class ReduceLROnPlateauHook {
     } else if (cooldown_counter_ == 0) {
       ++wait_;
       if (wait_ >= o_.patience) {
-        const double old_lr = optimizer_.get();
-        if (old_lr > o_.min_lr) {
-          double new_lr = old_lr * o_.factor;
-          if (new_lr < o_.min_lr) new_lr = o_.min_lr;
+        const auto old_lr = static_cast<float>(optimizer_.get());
+        if (old_lr > static_cast<float>(o_.min_lr)) {
+          double new_lr = static_cast<double>(old_lr) * o_.factor;
+          if (o_.min_lr > new_lr) new_lr = o_.min_lr;  // Python's max(new_lr, min_lr)
           optimizer_.set(new_lr);
           lr_ = new_lr;
           log(global_step, new_lr);
@@ -174,7 +184,11 @@ class ReduceLROnPlateauHook {
     detail::append_text(out, end, "Step ");
     detail::append_int(out, end, step);
     detail::append_text(out, end, ": ReduceLROnPlateau reducing learning rate to ");
-    detail::append_g(out, end, lr);
+#ifndef HOOKFUSE_EMBEDDED
+    detail::append_python_float(out, end, lr);
+#else
+    detail::append_g(out, end, lr);  // no std::to_chars for floating point on the target
+#endif
     detail::append_text(out, end, ".");
     logger_.log(Severity::info, std::string_view(line, static_cast<std::size_t>(out - line)));
   }

@@ -9,6 +9,7 @@
 
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/format.hpp"
+#include "hookfuse/detail/python_float.hpp"
 #include "hookfuse/errors.hpp"
 #include "hookfuse/fixed_string.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
@@ -18,14 +19,15 @@ namespace hookfuse {
 
 /// Fetches the tensor `Tensor` (default "loss") every run; when any element is NaN, +Inf or
 /// -Inf, logs "Batch <global step of the run>: Invalid loss, terminating training" at WARNING
-/// and requests a stop after this run, as keras.callbacks.TerminateOnNaN (which also checks for
-/// infinities, despite its name; Keras numbers the batch within the epoch, hookfuse gives the
-/// global step before the run's increment). For a tensor not named "loss" the line says
-/// "Invalid <name>". With `raise_error` (Keras' TerminateOnNaN(raise_error=True)) it throws
-/// hookfuse::RuntimeError instead, "NaN or Inf loss encountered at batch <s>. Loss value:
-/// <value>. Terminating training immediately.", so, as with any exception out of run(), no
-/// hook's end() is called. Differs from NanTensorHook, which checks NaN only and by default
-/// throws.
+/// and requests a stop after this run, as TerminateOnNaN.on_batch_end in Keras 3.13.0
+/// (keras/src/callbacks/terminate_on_nan.py; it also checks for infinities, despite its name;
+/// Keras numbers the batch within the epoch, hookfuse gives the global step before the run's
+/// increment). For a tensor not named "loss" the line says "Invalid <name>". With
+/// `raise_error` (Keras' TerminateOnNaN(raise_error=True)) it throws hookfuse::RuntimeError
+/// instead, "NaN or Inf loss encountered at batch <s>. Loss value: <value>. Terminating
+/// training immediately.", the value as Python's str() of the float Keras' logs hold ("nan"
+/// whatever the NaN's sign, "inf", "-inf"), so, as with any exception out of run(), no hook's
+/// end() is called. Differs from NanTensorHook, which checks NaN only and by default throws.
 template <fixed_string Tensor = "loss", Logger L = StderrLogger>
 class TerminateOnNonFiniteHook {
  public:
@@ -64,7 +66,7 @@ class TerminateOnNonFiniteHook {
       detail::append_text(out, end, " encountered at batch ");
       detail::append_int(out, end, step_);
       detail::append_text(out, end, ". Loss value: ");
-      detail::append_g(out, end, value);
+      detail::append_python_non_finite(out, end, value);  // value is NaN or infinite here
       detail::append_text(out, end, ". Terminating training immediately.");
       detail::fail<RuntimeError>(static_cast<const char*>(line));
     }
