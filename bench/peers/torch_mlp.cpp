@@ -5,7 +5,9 @@
 // BM_libtorch_step/B: one step (forward, backward, update) on RandomBatch(B), SGD 0.01, as
 // BM_handwritten_eigen_step in bench/step.cpp. BM_libtorch_epoch: the Fashion-MNIST epoch of
 // bench/fashion_mnist.hpp, as BM_handwritten_eigen_epoch in bench/epoch.cpp. Both start from
-// hookfuse_bench::InitialWeights. Before benchmarking, the binary checks that 20 steps at batch
+// hookfuse_bench::InitialWeights. BM_libtorch_forward/1000: the forward pass alone (x -> logits)
+// under torch::NoGradGuard, as an evaluation runs it, beside bench/estimator.cpp's
+// BM_forward_logits and BM_estimator_evaluate. Before benchmarking, the binary checks that 20 steps at batch
 // 1 and 32 match the hand-written Eigen step (peer_common.hpp) and exits if they do not.
 // Run with OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 (bench/compare.sh does).
 #include <benchmark/benchmark.h>
@@ -63,6 +65,12 @@ class TorchMlp {
     return loss.item<float>();
   }
 
+  /// The logits of x [batch, 784], no autograd graph recorded.
+  torch::Tensor forward(const torch::Tensor& x) {
+    torch::NoGradGuard no_grad;
+    return net_->forward(x);
+  }
+
   /// The parameters in InitialWeights' layout.
   MlpParams params() const {
     torch::NoGradGuard no_grad;
@@ -107,6 +115,15 @@ void BM_libtorch_step(benchmark::State& state) {
   report_flops(state, mlp_step_flops(batch), start);
 }
 
+void BM_libtorch_forward(benchmark::State& state) {
+  const std::int64_t batch = state.range(0);
+  const RandomBatch data(batch);
+  TorchMlp net(0.01f);
+  const torch::Tensor x = features(data.x.data(), batch);
+  for (auto _ : state) benchmark::DoNotOptimize(net.forward(x).data_ptr<float>());
+  state.SetItemsProcessed(state.iterations() * batch);
+}
+
 void BM_libtorch_epoch(benchmark::State& state) {
   const FashionMnist* data = fashion_mnist_or_skip(state);
   if (data == nullptr) return;
@@ -127,6 +144,7 @@ void BM_libtorch_epoch(benchmark::State& state) {
 
 BENCHMARK(BM_fma_peak)->Iterations(1);
 BENCHMARK(BM_libtorch_step)->Arg(1)->Arg(32)->Arg(128)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_libtorch_forward)->Arg(1000)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_libtorch_epoch)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 int main(int argc, char** argv) {
