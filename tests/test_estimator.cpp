@@ -1,17 +1,19 @@
 // Estimator train / evaluate: y = Wx + b through a model_fn, step accounting, the files written,
 // TensorFlow's log lines. Expected numbers are worked out in the tests by hand.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
-#include <optional>
 #include <hookfuse/estimator/estimator.hpp>
 #include <hookfuse/hookfuse.hpp>
 #include <hookfuse/io/event_reader.hpp>
+#include <iterator>
+#include <optional>
 #include <set>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -44,7 +46,8 @@ auto linear_model_fn = [](X x, Y y, auto mode, const Params& params, hf::nn::Var
       .mode = mode,
       .predictions = predictions,
       .loss = loss,
-      .train_op = hf::GradientDescentOptimizer(params.learning_rate).minimize(loss, vars.global_step())};
+      .train_op =
+          hf::GradientDescentOptimizer(params.learning_rate).minimize(loss, vars.global_step())};
 };
 
 std::set<std::string> listing(const fs::path& dir) {
@@ -68,14 +71,14 @@ struct RowsHook {
   }
 };
 
-
-auto make_estimator(const fs::path& dir, Lines& lines, std::optional<std::int64_t> save_steps = {}) {
-  return hf::Estimator(linear_model_fn,
-                       hf::RunConfig<hf::FakeClock, CapturingLogger>{
-                           .model_dir = dir.string(),
-                           .save_checkpoints_steps = save_steps,
-                           .logger = CapturingLogger{&lines}},
-                       Params{0.01});
+auto make_estimator(const fs::path& dir, Lines& lines,
+                    std::optional<std::int64_t> save_steps = {}) {
+  return hf::Estimator(
+      linear_model_fn,
+      hf::RunConfig<hf::FakeClock, CapturingLogger>{.model_dir = dir.string(),
+                                                    .save_checkpoints_steps = save_steps,
+                                                    .logger = CapturingLogger{&lines}},
+      Params{0.01});
 }
 
 bool has_line(const Lines& lines, const std::string& text) {
@@ -91,17 +94,17 @@ TEST_CASE("Estimator trains y = 2x on four points and evaluates the mean squared
   const float xs[4] = {1, 2, 3, 4};
   const float ys[4] = {2, 4, 6, 8};
   Lines lines;
-  hf::Estimator estimator(
-      linear_model_fn,
-      hf::RunConfig<hf::FakeClock, CapturingLogger>{.model_dir = dir.path.string(),
-                                                     .logger = CapturingLogger{&lines}},
-      Params{0.01});
+  hf::Estimator estimator(linear_model_fn,
+                          hf::RunConfig<hf::FakeClock, CapturingLogger>{
+                              .model_dir = dir.path.string(), .logger = CapturingLogger{&lines}},
+                          Params{0.01});
   // numpy_input_fn(x, y, batch_size=1, num_epochs=None, shuffle=True)
-  estimator.train(hf::numpy_input_fn<X, Y>(xs, 4, ys,
-                                           {.batch_size = 1, .num_epochs = std::nullopt,
-                                            .shuffle = true, .seed = 3}),
-                  {.steps = 1000});
-  CHECK(has_line(lines, "Saving checkpoints for 1000 into " + (dir.path / "model.ckpt").string() + "."));
+  estimator.train(
+      hf::numpy_input_fn<X, Y>(
+          xs, 4, ys, {.batch_size = 1, .num_epochs = std::nullopt, .shuffle = true, .seed = 3}),
+      {.steps = 1000});
+  CHECK(has_line(lines,
+                 "Saving checkpoints for 1000 into " + (dir.path / "model.ckpt").string() + "."));
   CHECK(fs::exists(dir.path / "model.ckpt-1000.index"));
 
   lines.clear();
@@ -138,7 +141,8 @@ TEST_CASE("Estimator.train: 5 examples in batches of 2 end at global step 3 with
   CHECK(rows == std::vector<long long>{2, 2, 1});
   CHECK(fs::exists(dir.path / "model.ckpt-3.index"));
   CHECK(fs::exists(dir.path / "model.ckpt-0.index"));  // saved when the session is created
-  CHECK(hf::io::load_checkpoint(dir.path / "model.ckpt-3").get_tensor<std::int64_t>("global_step")[0] == 3);
+  CHECK(hf::io::load_checkpoint(dir.path / "model.ckpt-3")
+            .get_tensor<std::int64_t>("global_step")[0] == 3);
   // TF's log lines: the first "loss = ..., step = ..." line is at run 1, before the step's
   // increment (the hook fetches global_step before the update): step = 0.
   bool logged_first = false;
@@ -175,7 +179,8 @@ TEST_CASE("Estimator.train: max_steps twice stays at 100 and writes nothing; ste
   CHECK(hf::io::latest_checkpoint(dir.path)->filename() == "model.ckpt-200");
 }
 
-TEST_CASE("Estimator.train: bad steps and max_steps are TensorFlow's ValueErrors, nothing written") {
+TEST_CASE(
+    "Estimator.train: bad steps and max_steps are TensorFlow's ValueErrors, nothing written") {
   TempDir dir("estimator");
   const float xs[1] = {1};
   const float ys[1] = {2};
@@ -197,11 +202,13 @@ TEST_CASE("Estimator.train: bad steps and max_steps are TensorFlow's ValueErrors
 TEST_CASE("RunConfig: both checkpoint cadences, or no model_dir, refuse to make an Estimator") {
   Lines lines;
   CHECK(hookfuse_test::error_of<hf::ValueError>([&] {
-          hf::Estimator e(linear_model_fn,
-                          hf::RunConfig<hf::FakeClock, CapturingLogger>{
-                              .model_dir = "d", .save_checkpoints_steps = 10,
-                              .save_checkpoints_secs = 10.0, .logger = CapturingLogger{&lines}},
-                          Params{});
+          hf::Estimator e(
+              linear_model_fn,
+              hf::RunConfig<hf::FakeClock, CapturingLogger>{.model_dir = "d",
+                                                            .save_checkpoints_steps = 10,
+                                                            .save_checkpoints_secs = 10.0,
+                                                            .logger = CapturingLogger{&lines}},
+              Params{});
         }) == "RunConfig: save_checkpoints_steps and save_checkpoints_secs cannot be both set.");
   CHECK(hookfuse_test::error_of<hf::ValueError>([&] {
           hf::Estimator e(linear_model_fn, hf::RunConfig<>{}, Params{});
@@ -220,7 +227,8 @@ TEST_CASE("Estimator.evaluate: no checkpoint is TensorFlow's error; two checkpoi
   Lines lines;
   auto estimator = make_estimator(dir.path, lines);
   CHECK(hookfuse_test::error_of<hf::ValueError>([&] { (void)estimator.evaluate(eval_fn); }) ==
-        "Estimator.evaluate: Could not find trained model in model_dir: " + dir.path.string() + ".");
+        "Estimator.evaluate: Could not find trained model in model_dir: " + dir.path.string() +
+            ".");
   CHECK(fs::is_empty(dir.path));
 
   estimator.train(train_fn, {.steps = 10});
@@ -235,7 +243,10 @@ TEST_CASE("Estimator.evaluate: no checkpoint is TensorFlow's error; two checkpoi
   const auto reader = hf::io::load_checkpoint(dir.path / "model.ckpt-30");
   const double W = reader.get_tensor<float>("W")[0];
   const double b = reader.get_tensor<float>("b")[0];
-  const auto err2 = [&](int i) { const double e = W * xs[i] + b - ys[i]; return e * e; };
+  const auto err2 = [&](int i) {
+    const double e = W * xs[i] + b - ys[i];
+    return e * e;
+  };
   const double batch1 = (err2(0) + err2(1) + err2(2)) / 3.0;
   const double batch2 = err2(3);
   CHECK(second.loss() == Approx((batch1 + batch2) / 2.0).epsilon(1e-5));
@@ -264,9 +275,8 @@ TEST_CASE("Estimator.predict: one element per example, features only, no file wr
   const float ys[4] = {2, 4, 6, 8};
   Lines lines;
   auto estimator = make_estimator(dir.path, lines);
-  estimator.train(hf::numpy_input_fn<X, Y>(xs, 4, ys,
-                                           {.batch_size = 1, .num_epochs = std::nullopt,
-                                            .shuffle = false}),
+  estimator.train(hf::numpy_input_fn<X, Y>(
+                      xs, 4, ys, {.batch_size = 1, .num_epochs = std::nullopt, .shuffle = false}),
                   {.steps = 50});
   const auto before = listing(dir.path);
   const auto reader = hf::io::load_checkpoint(dir.path / "model.ckpt-50");
@@ -298,7 +308,8 @@ TEST_CASE("Estimator: a model_fn variable outside its VariableStore is refused b
   auto bad_model_fn = [](X x, Y y, auto mode, hf::nn::VariableStore& vars) {
     auto loss = hf::named<"loss">(hf::mean_squared_error(y, hf::matmul(x, outside)));
     return hf::EstimatorSpec{
-        .mode = mode, .loss = loss,
+        .mode = mode,
+        .loss = loss,
         .train_op = hf::GradientDescentOptimizer(0.1).minimize(loss, vars.global_step())};
   };
   Lines lines;
@@ -316,8 +327,8 @@ TEST_CASE("Estimator: a model_fn variable outside its VariableStore is refused b
 }
 
 namespace {
-using F2 = hf::Placeholder<"features", float, 2>;         // [batch, 2]
-using L2 = hf::Placeholder<"label", std::int32_t, 1>;     // [batch], class 0 or 1
+using F2 = hf::Placeholder<"features", float, 2>;      // [batch, 2]
+using L2 = hf::Placeholder<"label", std::int32_t, 1>;  // [batch], class 0 or 1
 
 // A two-class softmax classifier with accuracy and AUC (TF: tf.metrics.auc(labels,
 // probabilities[:, 1])), written as a TensorFlow user would.
@@ -340,16 +351,16 @@ auto classifier_fn = [](F2 x, L2 y, auto mode, hf::nn::VariableStore& vars) {
 TEST_CASE("Estimator: a two-class model_fn trains, evaluates accuracy and AUC, predicts") {
   TempDir dir("estimator");
   // Class 1 above the line x0 + x1 = 0, class 0 below it.
-  const float features[16] = {-1.0f, -0.5f, -0.8f, -1.2f, -1.5f, 0.2f, 0.3f, -1.4f,
+  const float features[16] = {-1.0f, -0.5f, -0.8f, -1.2f, -1.5f, 0.2f,  0.3f,  -1.4f,
                               1.0f,  0.5f,  0.8f,  1.2f,  1.5f,  -0.2f, -0.3f, 1.4f};
   const std::int32_t labels[8] = {0, 0, 0, 0, 1, 1, 1, 1};
   Lines lines;
-  hf::Estimator estimator(classifier_fn, hf::RunConfig<hf::FakeClock, CapturingLogger>{
-                                             .model_dir = dir.path.string(),
-                                             .logger = CapturingLogger{&lines}});
-  estimator.train(hf::numpy_input_fn<F2, L2>(features, 8, labels,
-                                             {.batch_size = 4, .num_epochs = std::nullopt,
-                                              .shuffle = true, .seed = 1}),
+  hf::Estimator estimator(classifier_fn,
+                          hf::RunConfig<hf::FakeClock, CapturingLogger>{
+                              .model_dir = dir.path.string(), .logger = CapturingLogger{&lines}});
+  estimator.train(hf::numpy_input_fn<F2, L2>(
+                      features, 8, labels,
+                      {.batch_size = 4, .num_epochs = std::nullopt, .shuffle = true, .seed = 1}),
                   {.steps = 200});
   // Three unequal batches (3, 3, 2 rows): accuracy streams over the 8 examples.
   const hf::EvalResult r = estimator.evaluate(hf::numpy_input_fn<F2, L2>(
@@ -371,8 +382,10 @@ TEST_CASE("Estimator: a two-class model_fn trains, evaluates accuracy and AUC, p
   // (tpr = (tp + 1e-7) / (tp + fn + 1e-7)), unless a positive and a negative share a bucket.
   float min_pos = 1, max_neg = 0;
   for (int k = 0; k < 8; ++k) {
-    if (labels[k] == 1) min_pos = std::min(min_pos, p1[k]);
-    else max_neg = std::max(max_neg, p1[k]);
+    if (labels[k] == 1)
+      min_pos = std::min(min_pos, p1[k]);
+    else
+      max_neg = std::max(max_neg, p1[k]);
   }
   REQUIRE(static_cast<int>(min_pos * 199) > static_cast<int>(max_neg * 199));
   CHECK(r.at("auc") == Approx(1.0).margin(1e-5));
@@ -402,8 +415,8 @@ TEST_CASE("Estimator: bad inputs are errors naming the thing, and model_dir is l
       return hf::estimator_input<X, Y>(hf::data::NumpyInputFn<float, float>(
           xs2, 2, 2, ys, {.batch_size = 2, .num_epochs = 1, .shuffle = false}));
     };
-    const std::string what =
-        hookfuse_test::error_of<hf::ShapeError>([&] { estimator.train(two_columns, {.steps = 1}); });
+    const std::string what = hookfuse_test::error_of<hf::ShapeError>(
+        [&] { estimator.train(two_columns, {.steps = 1}); });
     CHECK(what.find("'x'") != std::string::npos);
     CHECK(fs::is_empty(dir.path));
   }
@@ -456,4 +469,19 @@ TEST_CASE("Estimator: a newest checkpoint that lost its data file stops train an
         }).find(data.filename().string()) != std::string::npos);
   CHECK(listing(dir.path) == before);
   CHECK(read_file(dir.path / "checkpoint") == state);
+}
+
+TEST_CASE("numpy_input_fn over spans checks the sizes before anything reads them") {
+  const std::vector<float> xs{1, 2, 3, 4};
+  const std::vector<float> ys{2, 4, 6};
+  const std::string what = hookfuse_test::error_of<std::invalid_argument>([&] {
+    (void)hf::numpy_input_fn<X, Y>(std::span<const float>(xs), std::span<const float>(ys),
+                                   {.batch_size = 1, .num_epochs = 1, .shuffle = false});
+  });
+  CHECK(what ==
+        "numpy_input_fn: x holds 4 values, expected 3 examples x 1 features of 'x' = 3 (y holds 3)");
+  const auto fine = hf::numpy_input_fn<X, Y>(std::span<const float>(xs),
+                                             std::span<const float>(xs.data(), 4),
+                                             {.batch_size = 1, .num_epochs = 1, .shuffle = false});
+  CHECK(fine.num_examples == 4);
 }

@@ -39,8 +39,9 @@ int main(int argc, char** argv) {
   std::string model_dir;
   std::int64_t steps = 500;
   double learning_rate = 0.01;
-  app.add_option("--model_dir", model_dir, "checkpoints and event files (default: a new "
-                                           "directory under the system's temporary directory)");
+  app.add_option("--model_dir", model_dir,
+                 "checkpoints and event files (default: a new "
+                 "directory under the system's temporary directory)");
   app.add_option("--steps", steps, "training steps per train() call")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
   app.add_option("--learning_rate", learning_rate, "SGD learning rate")
@@ -60,16 +61,17 @@ int main(int argc, char** argv) {
         .loss = loss,
         .train_op =
             hf::GradientDescentOptimizer(params.learning_rate).minimize(loss, vars.global_step()),
-        .eval_metric_ops =
-            hf::eval_metric_ops(hf::metric<"mae">(hf::metrics::MeanAbsoluteError{}, y, predictions))};
+        .eval_metric_ops = hf::eval_metric_ops(
+            hf::metric<"mae">(hf::metrics::MeanAbsoluteError{}, y, predictions))};
   };
 
   const std::array<float, 4> xs{1, 2, 3, 4};
   const std::array<float, 4> ys{2, 4, 6, 8};
   const auto train_fn = hf::numpy_input_fn<X, Y>(
-      xs.data(), 4, ys.data(), {.batch_size = 1, .num_epochs = std::nullopt, .shuffle = true, .seed = 7});
-  const auto eval_fn = hf::numpy_input_fn<X, Y>(xs.data(), 4, ys.data(),
-                                                {.batch_size = 4, .num_epochs = 1, .shuffle = false});
+      xs.data(), 4, ys.data(),
+      {.batch_size = 1, .num_epochs = std::nullopt, .shuffle = true, .seed = 7});
+  const auto eval_fn = hf::numpy_input_fn<X, Y>(
+      xs.data(), 4, ys.data(), {.batch_size = 4, .num_epochs = 1, .shuffle = false});
 
   hf::Estimator estimator(model_fn, hf::RunConfig{.model_dir = model_dir}, Params{learning_rate});
   for (int round = 0; round < 2; ++round) {

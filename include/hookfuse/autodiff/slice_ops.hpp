@@ -13,7 +13,8 @@ namespace detail {
 /// columns and 0 elsewhere.
 template <int Begin, int Count>
 struct SliceColsOp {
-  static_assert(Begin >= 0 && Count > 0, "hookfuse: slice_cols<begin, count>: begin >= 0, count > 0");
+  static_assert(Begin >= 0 && Count > 0,
+                "hookfuse: slice_cols<begin, count>: begin >= 0, count > 0");
   static constexpr bool differentiable = true;
   static constexpr std::size_t scalar_from = 0;
   static constexpr Dims dims(Dims a) { return {a.rows, Count}; }

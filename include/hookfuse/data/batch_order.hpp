@@ -76,7 +76,7 @@ struct NumpyInputFnOptions {
   std::optional<int> num_epochs = 1;
   /// Reshuffle the examples at the start of every epoch; false keeps array order. Required, as
   /// in TensorFlow.
-  detail::RequiredOption<bool> shuffle;
+  hookfuse::detail::RequiredOption<bool> shuffle;
   /// Seed of the std::mt19937_64 permutation generator: the same seed gives the same batches on
   /// every platform and standard library. (TF's seed=None, nondeterministic, has no equivalent.)
   std::uint64_t seed = 0;

@@ -210,22 +210,21 @@ namespace hookfuse::data {
 /// inflation stopped after N bytes)"), so a small file cannot make the reader inflate gigabytes.
 inline IdxImages read_idx_images(const std::filesystem::path& path) {
   std::uint32_t count = 0, rows = 0, cols = 0;
-  std::vector<std::uint8_t> bytes = detail::read_idx_file(
+  std::vector<std::uint8_t> bytes = hookfuse::detail::read_idx_file(
       path, idx_images_magic, "IDX3 unsigned-byte images", 16,
-      "the IDX3 header needs 16 bytes (magic and 3 dimensions)",
-      [&](const std::uint8_t* header) {
-        count = detail::read_be32(header + 4);
-        rows = detail::read_be32(header + 8);
-        cols = detail::read_be32(header + 12);
-        std::string declares = std::to_string(count) + " images of " + std::to_string(rows) +
-                               "x" + std::to_string(cols);
+      "the IDX3 header needs 16 bytes (magic and 3 dimensions)", [&](const std::uint8_t* header) {
+        count = hookfuse::detail::read_be32(header + 4);
+        rows = hookfuse::detail::read_be32(header + 8);
+        cols = hookfuse::detail::read_be32(header + 12);
+        std::string declares = std::to_string(count) + " images of " + std::to_string(rows) + "x" +
+                               std::to_string(cols);
         // rows*cols < 2^64 always; count*(rows*cols) may not be, and then it fits in no file.
         const std::uint64_t per_image = std::uint64_t{rows} * cols;
         if (per_image != 0 && count > UINT64_MAX / per_image) {
-          detail::fail<DataError>(path.string() + ": header declares " + declares +
-                                  ", more than 2^64 bytes of pixels");
+          hookfuse::detail::fail<DataError>(path.string() + ": header declares " + declares +
+                                            ", more than 2^64 bytes of pixels");
         }
-        return detail::IdxPayload{count * per_image, std::move(declares)};
+        return hookfuse::detail::IdxPayload{count * per_image, std::move(declares)};
       });
   IdxImages images;
   images.count = count;
@@ -241,11 +240,11 @@ inline IdxImages read_idx_images(const std::filesystem::path& path) {
 /// Throws DataError like read_idx_images ("truncated: header declares 60000 labels (60000
 /// bytes) but only N bytes follow", wrong magic, missing file, ...).
 inline IdxLabels read_idx_labels(const std::filesystem::path& path) {
-  std::vector<std::uint8_t> bytes = detail::read_idx_file(
+  std::vector<std::uint8_t> bytes = hookfuse::detail::read_idx_file(
       path, idx_labels_magic, "IDX1 unsigned-byte labels", 8,
       "the IDX1 header needs 8 bytes (magic and 1 dimension)", [](const std::uint8_t* header) {
-        const std::uint32_t count = detail::read_be32(header + 4);
-        return detail::IdxPayload{count, std::to_string(count) + " labels"};
+        const std::uint32_t count = hookfuse::detail::read_be32(header + 4);
+        return hookfuse::detail::IdxPayload{count, std::to_string(count) + " labels"};
       });
   IdxLabels labels;
   bytes.erase(bytes.begin(), bytes.begin() + 8);
@@ -260,10 +259,10 @@ inline Dataset load_idx_pair(const std::filesystem::path& images_path,
                              const std::filesystem::path& labels_path) {
   Dataset ds{read_idx_images(images_path), read_idx_labels(labels_path)};
   if (ds.images.count != ds.labels.count()) {
-    detail::fail<DataError>(images_path.string() + ": " + std::to_string(ds.images.count) +
-                            " images but " + labels_path.string() + ": " +
-                            std::to_string(ds.labels.count()) +
-                            " labels (image/label count mismatch)");
+    hookfuse::detail::fail<DataError>(
+        images_path.string() + ": " + std::to_string(ds.images.count) + " images but " +
+        labels_path.string() + ": " + std::to_string(ds.labels.count()) +
+        " labels (image/label count mismatch)");
   }
   return ds;
 }
@@ -282,9 +281,9 @@ inline Dataset load_fashion_mnist(const std::filesystem::path& dir, Split split)
     std::error_code ec;
     if (std::filesystem::exists(raw, ec)) return raw;
     if (std::filesystem::exists(gz, ec)) return gz;
-    detail::fail<DataError>("Fashion-MNIST " + prefix + " " + what + " not found: tried " +
-                            raw.string() + " and " + gz.string() + "; " +
-                            detail::missing_file_hint());
+    hookfuse::detail::fail<DataError>("Fashion-MNIST " + prefix + " " + what +
+                                      " not found: tried " + raw.string() + " and " + gz.string() +
+                                      "; " + hookfuse::detail::missing_file_hint());
   };
   const auto images = find(prefix + "-images-idx3-ubyte", "images");
   const auto labels = find(prefix + "-labels-idx1-ubyte", "labels");

@@ -7,15 +7,15 @@
 // share nothing but the files in model_dir.
 #pragma once
 
+#include <algorithm>
+#include <boost/hana/at.hpp>
 #include <boost/hana/concat.hpp>
 #include <boost/hana/flatten.hpp>
-#include <boost/hana/at.hpp>
 #include <boost/hana/for_each.hpp>
 #include <boost/hana/length.hpp>
 #include <boost/hana/transform.hpp>
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/unpack.hpp>
-#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -107,8 +107,10 @@ struct SaverRef {
 /// A model's loss as a named tensor: the name given, or "loss".
 template <class E>
 auto named_loss(E e) {
-  if constexpr (requires { E::name; }) return e;
-  else return Named<"loss", E>{std::move(e)};
+  if constexpr (requires { E::name; })
+    return e;
+  else
+    return Named<"loss", E>{std::move(e)};
 }
 
 /// The global step of model_dir's latest checkpoint, 0 when there is none (TF:
@@ -243,9 +245,9 @@ class Estimator {
     using LossT = decltype(detail::named_loss(spec.train_op.loss));
     constexpr auto loss_name = LossT::name;
 
-    io::Saver saver(SaverOptions{.max_to_keep = config_.keep_checkpoint_max,
-                                 .keep_checkpoint_every_n_hours =
-                                     config_.keep_checkpoint_every_n_hours});
+    io::Saver saver(
+        SaverOptions{.max_to_keep = config_.keep_checkpoint_max,
+                     .keep_checkpoint_every_n_hours = config_.keep_checkpoint_every_n_hours});
     const detail::SaverRef saver_ref{&saver};
     using CkptHook = CheckpointSaverHook<detail::SaverRef, Listeners, C, L>;
     const std::optional<double> ckpt_secs = config_.checkpoint_secs();
@@ -260,8 +262,8 @@ class Estimator {
 
     ConditionalHook<StopAtStepHook> stop_hook;
     if (args.steps || args.max_steps)
-      stop_hook.emplace(StopAtStepHook::Options{.num_steps = args.steps,
-                                                .last_step = args.max_steps});
+      stop_hook.emplace(
+          StopAtStepHook::Options{.num_steps = args.steps, .last_step = args.max_steps});
     using LogHook = BasicLoggingTensorHook<LoggingPolicies<C, L, TensorTags<"loss", "step">>,
                                            loss_name, "global_step">;
     ConditionalHook<LogHook> log_hook;
@@ -288,10 +290,9 @@ class Estimator {
     auto input = detail::estimator_feeds<decltype(in)>::make(in.input);
     std::optional<float> last_loss;
     {
-      MonitoredTrainingSession session(std::move(train_op), input, std::move(options),
-                                       std::move(worker_hooks),
-                                       ChiefOnlyHooks<ConditionalHook<CkptHook>>{
-                                           boost::hana::make_tuple(std::move(ckpt_hook))});
+      MonitoredTrainingSession session(
+          std::move(train_op), input, std::move(options), std::move(worker_hooks),
+          ChiefOnlyHooks<ConditionalHook<CkptHook>>{boost::hana::make_tuple(std::move(ckpt_hook))});
       while (!session.should_stop()) {
         auto values = session.template run<loss_name>();
         if (!values) break;
@@ -303,10 +304,10 @@ class Estimator {
       config_.logger.log(Severity::warning,
                          "Training with estimator made no steps. Perhaps input is empty or "
                          "misspecified.");
-    config_.logger.log(Severity::info, "Loss for final step: " +
-                                           (last_loss ? detail::float32_str(*last_loss)
-                                                      : std::string("None")) +
-                                           ".");
+    config_.logger.log(Severity::info,
+                       "Loss for final step: " +
+                           (last_loss ? detail::float32_str(*last_loss) : std::string("None")) +
+                           ".");
     return *this;
   }
 
@@ -343,8 +344,8 @@ class Estimator {
     boost::hana::for_each(ops, [&](const auto& op) { owned.add_tuple(op.inputs); });
     restore_or_warm_start(owned, vars, checkpoint);
 
-    auto inputs = boost::hana::flatten(
-        boost::hana::transform(ops, [](const auto& op) { return op.inputs; }));
+    auto inputs =
+        boost::hana::flatten(boost::hana::transform(ops, [](const auto& op) { return op.inputs; }));
     auto tensors = boost::hana::concat(boost::hana::make_tuple(loss), inputs);
     auto all_hooks = boost::hana::concat(std::move(hooks),
                                          detail::as_hook_tuple(std::move(spec.evaluation_hooks)));
@@ -361,8 +362,7 @@ class Estimator {
     std::int64_t evals = 0;
     boost::hana::unpack(std::move(tensors), [&](auto&&... ts) {
       MonitoredSession session(vars.global_step(), feed, std::move(all_hooks), std::move(ts)...);
-      const std::int64_t log_every =
-          (!args.steps || *args.steps < 20) ? 1 : *args.steps / 10;
+      const std::int64_t log_every = (!args.steps || *args.steps < 20) ? 1 : *args.steps / 10;
       [&]<fixed_string... Ns>(detail::FetchNames<Ns...>) {
         while (!session.should_stop() && !(args.steps && evals >= *args.steps)) {
           auto values = session.template run<Ns...>();
@@ -375,18 +375,21 @@ class Estimator {
           boost::hana::for_each(ops, [&](auto& op) {
             constexpr std::size_t n = decltype(boost::hana::length(op.inputs))::value;
             [&]<std::size_t... I>(std::index_sequence<I...>) {
-              op.metric.update(detail::value_map<typename std::remove_cvref_t<decltype(
-                                   boost::hana::at_c<I>(op.inputs))>::scalar>(results[k + I])...);
-            }(std::make_index_sequence<n>{});
+              op.metric.update(
+                  detail::value_map<typename std::remove_cvref_t<decltype(boost::hana::at_c<I>(
+                      op.inputs))>::scalar>(results[k + I])...);
+            }
+            (std::make_index_sequence<n>{});
             k += n;
           });
           if (evals % log_every == 0 || (args.steps && evals == *args.steps))
-            config_.logger.log(Severity::info,
-                               args.steps ? "Evaluation [" + std::to_string(evals) + "/" +
-                                                std::to_string(*args.steps) + "]"
-                                          : "Evaluation [" + std::to_string(evals) + "]");
+            config_.logger.log(Severity::info, args.steps
+                                                   ? "Evaluation [" + std::to_string(evals) + "/" +
+                                                         std::to_string(*args.steps) + "]"
+                                                   : "Evaluation [" + std::to_string(evals) + "]");
         }
-      }(names);
+      }
+      (names);
       session.close();
     });
     char secs[32];
@@ -426,9 +429,9 @@ class Estimator {
     using F = typename In::features_type;
     using Lb = typename In::labels_type;
     if constexpr (std::is_invocable_v<ModelFn&, F, Lb, ModeT, const Params&, nn::VariableStore&>)
-      return model_fn_(F{}, Lb{}, mode, std::as_const(params_), vars);
+      return checked_spec(model_fn_(F{}, Lb{}, mode, std::as_const(params_), vars));
     else if constexpr (std::is_invocable_v<ModelFn&, F, Lb, ModeT, nn::VariableStore&>)
-      return model_fn_(F{}, Lb{}, mode, vars);
+      return checked_spec(model_fn_(F{}, Lb{}, mode, vars));
     else
       static_assert(std::is_invocable_v<ModelFn&, F, Lb, ModeT, const Params&, nn::VariableStore&>,
                     "hookfuse: the model_fn cannot be called as model_fn(features, labels, mode, "
@@ -437,6 +440,15 @@ class Estimator {
                     "vars an nn::VariableStore&. An input without labels (numpy_input_fn<X>) "
                     "passes labels as NoField: take them as `auto labels`, or name the labels "
                     "placeholder without data, numpy_input_fn<X, Y>(x, n, nullptr, options)");
+  }
+
+  /// The model_fn's result, which must be an EstimatorSpec.
+  template <class S>
+  static S checked_spec(S spec) {
+    static_assert(detail::is_estimator_spec_v<S>,
+                  "hookfuse: the model_fn returns something other than an EstimatorSpec (the "
+                  "type 'S' in the instantiation above): return EstimatorSpec{.mode = mode, ...}");
+    return spec;
   }
 
   /// The checkpoint a forward-only call restores: `given` (checked to exist) or model_dir's
@@ -451,8 +463,8 @@ class Estimator {
     if (latest) return latest->string();
     if (warm_start_) return {};
     detail::fail<ValueError>(std::string("Estimator.") + who +
-                             ": Could not find trained model in model_dir: " +
-                             config_.model_dir + ".");
+                             ": Could not find trained model in model_dir: " + config_.model_dir +
+                             ".");
   }
 
   /// Restores the variables `owned` lists (and the global step) from `checkpoint`, or applies

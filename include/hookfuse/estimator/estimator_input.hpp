@@ -4,7 +4,11 @@
 // (tf.compat.v1.estimator.inputs.numpy_input_fn).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -100,17 +104,40 @@ struct NumpyEstimatorInputFn {
 /// numpy_input_fn<X, Y>(x, num_examples, y, options): features of placeholder X (its columns
 /// per example, which must be fixed), labels of placeholder Y (one value per example).
 template <class X, class Y>
-NumpyEstimatorInputFn<X, Y> numpy_input_fn(const typename X::scalar* x, std::int64_t num_examples,
-                                           const typename Y::scalar* y,
-                                           const data::NumpyInputFnOptions<typename X::scalar>& options) {
+NumpyEstimatorInputFn<X, Y> numpy_input_fn(
+    const typename X::scalar* x, std::int64_t num_examples, const typename Y::scalar* y,
+    const data::NumpyInputFnOptions<typename X::scalar>& options) {
   static_assert(X::cols_at_compile_time != Dynamic,
                 "hookfuse: numpy_input_fn<X, Y>: X needs a fixed column count");
   return {x, num_examples, X::cols_at_compile_time, y, options};
 }
+/// numpy_input_fn<X, Y>(x, y, options) over spans, sizes checked: num_examples is y.size() and
+/// x must hold num_examples x X's columns values (std::invalid_argument naming both sizes
+/// otherwise, before anything reads them). An empty `y` with a non-empty `x` is features only
+/// (y=None). The spans' memory must outlive the input_fn and what it returns.
+template <class X, class Y>
+NumpyEstimatorInputFn<X, Y> numpy_input_fn(
+    std::span<const typename X::scalar> x, std::span<const typename Y::scalar> y,
+    const data::NumpyInputFnOptions<typename X::scalar>& options) {
+  static_assert(X::cols_at_compile_time != Dynamic,
+                "hookfuse: numpy_input_fn<X, Y>: X needs a fixed column count");
+  constexpr auto cols = static_cast<std::size_t>(X::cols_at_compile_time);
+  const std::size_t n = y.empty() ? x.size() / cols : y.size();
+  if (x.size() != n * cols)
+    detail::fail<std::invalid_argument>(
+        "numpy_input_fn: x holds " + std::to_string(x.size()) + " values, expected " +
+        std::to_string(n) + " examples x " + std::to_string(cols) + " features of '" +
+        std::string(X::name.view()) + "' = " + std::to_string(n * cols) +
+        (y.empty() ? std::string(" (no y)") : " (y holds " + std::to_string(y.size()) + ")"));
+  return {x.data(), static_cast<std::int64_t>(n), X::cols_at_compile_time,
+          y.empty() ? nullptr : y.data(), options};
+}
+
 /// numpy_input_fn<X>(x, num_examples, options): features only (y=None), for predict.
 template <class X>
-NumpyEstimatorInputFn<X> numpy_input_fn(const typename X::scalar* x, std::int64_t num_examples,
-                                        const data::NumpyInputFnOptions<typename X::scalar>& options) {
+NumpyEstimatorInputFn<X> numpy_input_fn(
+    const typename X::scalar* x, std::int64_t num_examples,
+    const data::NumpyInputFnOptions<typename X::scalar>& options) {
   static_assert(X::cols_at_compile_time != Dynamic,
                 "hookfuse: numpy_input_fn<X>: X needs a fixed column count");
   return {x, num_examples, X::cols_at_compile_time, nullptr, options};

@@ -30,8 +30,10 @@ inline constexpr bool is_hana_tuple_v<boost::hana::tuple<Ts...>> = true;
 /// A spec's hook field as a hana tuple (none: empty).
 template <class T>
 auto as_hook_tuple(T t) {
-  if constexpr (std::is_same_v<T, NoField>) return boost::hana::make_tuple();
-  else return t;
+  if constexpr (std::is_same_v<T, NoField>)
+    return boost::hana::make_tuple();
+  else
+    return t;
 }
 
 /// Fails to compile, naming the field and the mode, for a spec that lacks what its mode needs.
@@ -65,8 +67,9 @@ constexpr auto predictions(Ps... ps) {
 /// train_op, eval_metric_ops, training_hooks, evaluation_hooks, prediction_hooks), set by name:
 ///
 ///     return EstimatorSpec{.mode = mode, .predictions = logits, .loss = loss,
-///                          .train_op = GradientDescentOptimizer(0.1).minimize(loss, vars.global_step()),
-///                          .eval_metric_ops = eval_metric_ops(metric<"accuracy">(
+///                          .train_op = GradientDescentOptimizer(0.1).minimize(loss,
+///                          vars.global_step()), .eval_metric_ops =
+///                          eval_metric_ops(metric<"accuracy">(
 ///                              metrics::Accuracy{}, labels, logits))};
 ///
 ///   mode              the ModeKey the model_fn received (ModeKeys::TRAIN, EVAL or PREDICT).
@@ -91,9 +94,9 @@ struct EstimatorSpec {
   static_assert(detail::is_mode_key_v<ModeT>,
                 "hookfuse: EstimatorSpec's .mode is the mode the model_fn received "
                 "(ModeKeys::TRAIN, ModeKeys::EVAL or ModeKeys::PREDICT)");
-  static_assert(detail::check_spec_fields<ModeT::value, detail::has_field_v<TrainOp>,
-                                          detail::has_field_v<Loss>,
-                                          detail::has_field_v<Predictions>>());
+  static_assert(
+      detail::check_spec_fields<ModeT::value, detail::has_field_v<TrainOp>,
+                                detail::has_field_v<Loss>, detail::has_field_v<Predictions>>());
   static_assert(!detail::has_field_v<Predictions> || detail::is_named_v<Predictions> ||
                     detail::is_hana_tuple_v<Predictions>,
                 "hookfuse: EstimatorSpec's .predictions is a named tensor (named<\"name\">(...)) "
@@ -108,5 +111,12 @@ struct EstimatorSpec {
   EvaluationHooks evaluation_hooks{};
   PredictionHooks prediction_hooks{};
 };
+
+namespace detail {
+template <class T>
+inline constexpr bool is_estimator_spec_v = false;
+template <class... Ts>
+inline constexpr bool is_estimator_spec_v<EstimatorSpec<Ts...>> = true;
+}  // namespace detail
 
 }  // namespace hookfuse

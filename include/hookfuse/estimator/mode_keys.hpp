@@ -31,9 +31,12 @@ inline constexpr bool is_mode_key_v<ModeKey<M>> = true;
 /// "TRAIN", "EVAL" or "PREDICT", as TensorFlow spells the mode.
 constexpr const char* mode_name(Mode m) {
   switch (m) {
-    case Mode::train: return "TRAIN";
-    case Mode::eval: return "EVAL";
-    case Mode::predict: return "PREDICT";
+    case Mode::train:
+      return "TRAIN";
+    case Mode::eval:
+      return "EVAL";
+    case Mode::predict:
+      return "PREDICT";
   }
   return "?";
 }

@@ -35,8 +35,10 @@ namespace detail {
 /// The spec's predictions as a hana tuple of named tensors.
 template <class P>
 auto prediction_tuple(const P& p) {
-  if constexpr (is_hana_tuple_v<P>) return p;
-  else return boost::hana::make_tuple(p);
+  if constexpr (is_hana_tuple_v<P>)
+    return p;
+  else
+    return boost::hana::make_tuple(p);
 }
 
 template <fixed_string Key, class... Ps>
@@ -52,8 +54,10 @@ constexpr bool check_predict_key() {
 /// The prediction named Key among ps.
 template <fixed_string Key, class P, class... Ps>
 auto find_prediction(const P& p, const Ps&... ps) {
-  if constexpr (P::name.view() == Key.view()) return p;
-  else return find_prediction<Key>(ps...);
+  if constexpr (P::name.view() == Key.view())
+    return p;
+  else
+    return find_prediction<Key>(ps...);
 }
 
 /// The predictions predict<Keys...> returns: all when Keys is empty, else those, in order.
@@ -86,8 +90,8 @@ class Prediction {
     if (!single_) return t;
     std::size_t element = 4;
     if (t.dtype == DType::float64 || t.dtype == DType::int64) element = 8;
-    t.data = static_cast<const char*>(t.data) +
-             static_cast<std::ptrdiff_t>(row_ * t.row_stride) * static_cast<std::ptrdiff_t>(element);
+    t.data = static_cast<const char*>(t.data) + static_cast<std::ptrdiff_t>(row_ * t.row_stride) *
+                                                    static_cast<std::ptrdiff_t>(element);
     t.rows = 1;
     return t;
   }
@@ -109,7 +113,8 @@ class PredictionRange {
       std::declval<const EI&>(), ModeKeys::PREDICT, std::declval<nn::VariableStore&>()));
   using Selected = decltype(detail::select_predictions<Keys...>(
       detail::prediction_tuple(std::declval<Spec&>().predictions)));
-  using FeedsT = decltype(detail::estimator_feeds<EI, true>::make(std::declval<typename EI::input_type&>()));
+  using FeedsT =
+      decltype(detail::estimator_feeds<EI, true>::make(std::declval<typename EI::input_type&>()));
   /// The caller's hooks, then the spec's prediction_hooks.
   using AllHooks = decltype(boost::hana::concat(
       std::declval<Hooks>(), detail::as_hook_tuple(std::declval<Spec&>().prediction_hooks)));
@@ -141,7 +146,9 @@ class PredictionRange {
     bool done = false;
 
     State(Est& est, EI&& input, std::optional<std::uint64_t> seed)
-        : vars(), in(std::move(input)), spec((vars.seed = seed, est.call_model_fn(in, ModeKeys::PREDICT, vars))) {}
+        : vars(),
+          in(std::move(input)),
+          spec((vars.seed = seed, est.call_model_fn(in, ModeKeys::PREDICT, vars))) {}
 
     void next_batch() {
       row = 0;
@@ -178,16 +185,18 @@ class PredictionRange {
       : state_(std::make_unique<State>(est, std::move(input), seed_of(est))) {
     State& s = *state_;
     const std::string checkpoint = est.checkpoint_to_restore(args.checkpoint_path, "predict");
-    auto selected = detail::select_predictions<Keys...>(detail::prediction_tuple(s.spec.predictions));
+    auto selected =
+        detail::select_predictions<Keys...>(detail::prediction_tuple(s.spec.predictions));
     detail::ModelVariables owned(s.vars);
     owned.add_tuple(selected);
     est.restore_or_warm_start(owned, s.vars, checkpoint);
     s.single = args.yield_single_examples;
     boost::hana::unpack(std::move(selected), [&](auto&&... ps) {
-      s.session.emplace(s.vars.global_step(), detail::estimator_feeds<EI, true>::make(s.in.input),
-                        boost::hana::concat(std::move(hooks),
-                                            detail::as_hook_tuple(std::move(s.spec.prediction_hooks))),
-                        std::move(ps)...);
+      s.session.emplace(
+          s.vars.global_step(), detail::estimator_feeds<EI, true>::make(s.in.input),
+          boost::hana::concat(std::move(hooks),
+                              detail::as_hook_tuple(std::move(s.spec.prediction_hooks))),
+          std::move(ps)...);
     });
     s.next_batch();
   }
@@ -216,7 +225,8 @@ class PredictionRange {
 
  private:
   static std::optional<std::uint64_t> seed_of(Est& est) {
-    if (est.config().tf_random_seed) return static_cast<std::uint64_t>(*est.config().tf_random_seed);
+    if (est.config().tf_random_seed)
+      return static_cast<std::uint64_t>(*est.config().tf_random_seed);
     return std::nullopt;
   }
   std::unique_ptr<State> state_;

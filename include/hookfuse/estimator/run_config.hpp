@@ -47,8 +47,9 @@ struct RunConfig {
   /// "save_checkpoints_steps and save_checkpoints_secs cannot be both set.").
   void validate() const {
     if (model_dir.empty())
-      detail::fail<ValueError>("RunConfig: model_dir is empty; expected the directory the "
-                               "Estimator saves checkpoints and summaries in");
+      detail::fail<ValueError>(
+          "RunConfig: model_dir is empty; expected the directory the "
+          "Estimator saves checkpoints and summaries in");
     if (save_checkpoints_steps && save_checkpoints_secs)
       detail::fail<ValueError>(
           "RunConfig: save_checkpoints_steps and save_checkpoints_secs cannot be both set.");

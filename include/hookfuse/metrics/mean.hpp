@@ -99,12 +99,14 @@ float mean_of_elementwise(TotalCount& state, const char* who, const L& labels, c
 }
 
 struct SquaredDifference {
+  static constexpr const char* who = "hookfuse::metrics::MeanSquaredError";
   template <class C>
   C operator()(C a, C b) const {
     return (a - b) * (a - b);
   }
 };
 struct AbsoluteDifference {
+  static constexpr const char* who = "hookfuse::metrics::MeanAbsoluteError";
   template <class C>
   C operator()(C a, C b) const {
     return std::abs(b - a);
@@ -113,72 +115,44 @@ struct AbsoluteDifference {
 
 }  // namespace detail
 
+/// The streaming mean of Difference(labels, predictions) over every element (all rows and
+/// columns), as Mean: MeanSquaredError and MeanAbsoluteError. `labels` and `predictions`
+/// [batch, k] of the same shape (ValueError otherwise, nothing updated); `weights` as for Mean.
+template <class Difference>
+class MeanOfDifference {
+ public:
+  static constexpr int num_inputs = 2;
+
+  template <detail::ArithmeticMatrix L, detail::ArithmeticMatrix P>
+  float update(const Eigen::MatrixBase<L>& labels, const Eigen::MatrixBase<P>& predictions) {
+    const detail::Nested<L> l(labels.derived());
+    const detail::Nested<P> p(predictions.derived());
+    return detail::mean_of_elementwise(state_, Difference::who, l, p, Difference{});
+  }
+  template <detail::ArithmeticMatrix L, detail::ArithmeticMatrix P, detail::ArithmeticMatrix W>
+  float update(const Eigen::MatrixBase<L>& labels, const Eigen::MatrixBase<P>& predictions,
+               const Eigen::MatrixBase<W>& weights) {
+    const detail::Nested<L> l(labels.derived());
+    const detail::Nested<P> p(predictions.derived());
+    const detail::Nested<W> w(weights.derived());
+    return detail::mean_of_elementwise(state_, Difference::who, l, p, w, Difference{});
+  }
+
+  [[nodiscard]] float value() const { return state_.value(); }
+  [[nodiscard]] float total() const { return state_.total; }
+  [[nodiscard]] float count() const { return state_.count; }
+  void reset() { state_.reset(); }
+
+ private:
+  detail::TotalCount state_;
+};
+
 /// tf.compat.v1.metrics.mean_squared_error(labels, predictions, weights): the mean of
-/// squared_difference(labels, predictions) over every element (all rows and columns), streamed
-/// as Mean. `labels` and `predictions` [batch, k] of the same shape (ValueError otherwise,
-/// nothing updated); `weights` as for Mean.
-class MeanSquaredError {
- public:
-  static constexpr int num_inputs = 2;
-
-  template <detail::ArithmeticMatrix L, detail::ArithmeticMatrix P>
-  float update(const Eigen::MatrixBase<L>& labels, const Eigen::MatrixBase<P>& predictions) {
-    const detail::Nested<L> l(labels.derived());
-    const detail::Nested<P> p(predictions.derived());
-    return detail::mean_of_elementwise(state_, "hookfuse::metrics::MeanSquaredError", l, p,
-                                       detail::SquaredDifference{});
-  }
-  template <detail::ArithmeticMatrix L, detail::ArithmeticMatrix P, detail::ArithmeticMatrix W>
-  float update(const Eigen::MatrixBase<L>& labels, const Eigen::MatrixBase<P>& predictions,
-               const Eigen::MatrixBase<W>& weights) {
-    const detail::Nested<L> l(labels.derived());
-    const detail::Nested<P> p(predictions.derived());
-    const detail::Nested<W> w(weights.derived());
-    return detail::mean_of_elementwise(state_, "hookfuse::metrics::MeanSquaredError", l, p, w,
-                                       detail::SquaredDifference{});
-  }
-
-  [[nodiscard]] float value() const { return state_.value(); }
-  [[nodiscard]] float total() const { return state_.total; }
-  [[nodiscard]] float count() const { return state_.count; }
-  void reset() { state_.reset(); }
-
- private:
-  detail::TotalCount state_;
-};
-
+/// squared_difference(labels, predictions) over every element (MeanOfDifference).
+using MeanSquaredError = MeanOfDifference<detail::SquaredDifference>;
 /// tf.compat.v1.metrics.mean_absolute_error(labels, predictions, weights): the mean of
-/// abs(predictions - labels) over every element, streamed as Mean. Shapes and errors as
-/// MeanSquaredError.
-class MeanAbsoluteError {
- public:
-  static constexpr int num_inputs = 2;
-
-  template <detail::ArithmeticMatrix L, detail::ArithmeticMatrix P>
-  float update(const Eigen::MatrixBase<L>& labels, const Eigen::MatrixBase<P>& predictions) {
-    const detail::Nested<L> l(labels.derived());
-    const detail::Nested<P> p(predictions.derived());
-    return detail::mean_of_elementwise(state_, "hookfuse::metrics::MeanAbsoluteError", l, p,
-                                       detail::AbsoluteDifference{});
-  }
-  template <detail::ArithmeticMatrix L, detail::ArithmeticMatrix P, detail::ArithmeticMatrix W>
-  float update(const Eigen::MatrixBase<L>& labels, const Eigen::MatrixBase<P>& predictions,
-               const Eigen::MatrixBase<W>& weights) {
-    const detail::Nested<L> l(labels.derived());
-    const detail::Nested<P> p(predictions.derived());
-    const detail::Nested<W> w(weights.derived());
-    return detail::mean_of_elementwise(state_, "hookfuse::metrics::MeanAbsoluteError", l, p, w,
-                                       detail::AbsoluteDifference{});
-  }
-
-  [[nodiscard]] float value() const { return state_.value(); }
-  [[nodiscard]] float total() const { return state_.total; }
-  [[nodiscard]] float count() const { return state_.count; }
-  void reset() { state_.reset(); }
-
- private:
-  detail::TotalCount state_;
-};
+/// abs(predictions - labels) over every element (MeanOfDifference).
+using MeanAbsoluteError = MeanOfDifference<detail::AbsoluteDifference>;
 
 /// tf.compat.v1.metrics.accuracy(labels, predictions, weights): the streaming mean of
 /// is_correct = cast(equal(cast(predictions, labels.dtype), labels), float32), so over several

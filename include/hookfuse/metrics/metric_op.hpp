@@ -3,8 +3,8 @@
 // tf.compat.v1.metrics.accuracy(labels, predictions) returns).
 #pragma once
 
-#include <boost/hana/tuple.hpp>
 #include <Eigen/Core>
+#include <boost/hana/tuple.hpp>
 #include <cstddef>
 #include <type_traits>
 #include <utility>
@@ -45,8 +45,9 @@ struct MetricOp {
 template <fixed_string Name, class Metric_, Operand... Xs>
 auto metric(Metric_ m, Xs&&... xs) {
   static_assert(Name.size() > 0, "hookfuse: metric<\"name\">(...): name the metric");
-  static_assert(Metric<Metric_>, "hookfuse: metric<\"name\">(m, ...): m is a streaming metric "
-                                 "(metrics/concepts.hpp: value(), reset(), num_inputs)");
+  static_assert(Metric<Metric_>,
+                "hookfuse: metric<\"name\">(m, ...): m is a streaming metric "
+                "(metrics/concepts.hpp: value(), reset(), num_inputs)");
   static_assert(Metric_::num_inputs == static_cast<int>(sizeof...(Xs)),
                 "hookfuse: metric<\"name\">(m, tensors...): give the metric as many tensors as "
                 "it reads (Metric_::num_inputs: 1 for Mean, labels and predictions for the "
@@ -55,11 +56,11 @@ auto metric(Metric_ m, Xs&&... xs) {
                 "hookfuse: metric<\"loss\"> and metric<\"global_step\">: the Estimator reports "
                 "these itself (TF: ValueError 'Metric with name \"loss\" is not allowed')");
   return [&]<std::size_t... K>(std::index_sequence<K...>) {
-    return MetricOp<Name, Metric_,
-                    Named<detail::input_name<Name, K>(), expr_t<Xs>>...>{
+    return MetricOp<Name, Metric_, Named<detail::input_name<Name, K>(), expr_t<Xs>>...>{
         std::move(m), boost::hana::make_tuple(Named<detail::input_name<Name, K>(), expr_t<Xs>>{
                           as_expr(static_cast<Xs&&>(xs))}...)};
-  }(std::index_sequence_for<Xs...>{});
+  }
+  (std::index_sequence_for<Xs...>{});
 }
 
 /// The metrics of an EstimatorSpec: eval_metric_ops(metric<"a">(...), metric<"b">(...)).

@@ -3,6 +3,8 @@
 // positives, false positives and false negatives.
 #pragma once
 
+#include <type_traits>
+
 #include "hookfuse/detail/eigen.hpp"
 #include "hookfuse/metrics/detail/inputs.hpp"
 
@@ -38,13 +40,27 @@ inline float ratio_or_zero(float a, float b) { return a + b > 0.0f ? a / (a + b)
 
 }  // namespace detail
 
-/// tf.compat.v1.metrics.precision(labels, predictions): true_positives / (true_positives +
-/// false_positives), 0 while that sum is 0 (TF's `where(tp + fp > 0, tp / (tp + fp), 0)`).
-/// `labels` and `predictions` [batch, k] of one shape, any arithmetic scalars, both cast to bool
-/// (nonzero is true: threshold probabilities before calling, e.g. `(p.array() > 0.5f)`).
-/// Different shapes throw ValueError, nothing updated. The two counts are float32 local
-/// variables, as TF's.
-class Precision {
+namespace detail {
+/// Which count Precision (false positives) or Recall (false negatives) sets against the true
+/// positives.
+struct FalsePositives {
+  static constexpr const char* who = "hookfuse::metrics::Precision";
+  static float of(const BinaryCounts& c) { return c.fp; }
+};
+struct FalseNegatives {
+  static constexpr const char* who = "hookfuse::metrics::Recall";
+  static float of(const BinaryCounts& c) { return c.fn; }
+};
+}  // namespace detail
+
+/// true_positives / (true_positives + Other), 0 while that sum is 0 (TF's `where(tp + other >
+/// 0, tp / (tp + other), 0)`): Precision (Other: false positives) and Recall (false
+/// negatives). `labels` and `predictions` [batch, k] of one shape, any arithmetic scalars, both
+/// cast to bool (nonzero is true: threshold probabilities before calling, e.g.
+/// `(p.array() > 0.5f)`). Different shapes throw ValueError, nothing updated. The two counts are
+/// float32 local variables, as TF's.
+template <class Other>
+class BinaryRatio {
  public:
   static constexpr int num_inputs = 2;
 
@@ -52,51 +68,34 @@ class Precision {
   float update(const Eigen::MatrixBase<L>& labels, const Eigen::MatrixBase<P>& predictions) {
     const detail::Nested<L> l(labels.derived());
     const detail::Nested<P> p(predictions.derived());
-    const detail::BinaryCounts c = detail::binary_counts("hookfuse::metrics::Precision", l, p);
+    const detail::BinaryCounts c = detail::binary_counts(Other::who, l, p);
     true_positives_ += c.tp;
-    false_positives_ += c.fp;
+    other_ += Other::of(c);
     return value();
   }
 
-  [[nodiscard]] float value() const {
-    return detail::ratio_or_zero(true_positives_, false_positives_);
-  }
+  [[nodiscard]] float value() const { return detail::ratio_or_zero(true_positives_, other_); }
   [[nodiscard]] float true_positives() const { return true_positives_; }
-  [[nodiscard]] float false_positives() const { return false_positives_; }
-  void reset() { true_positives_ = false_positives_ = 0.0f; }
+  /// The false positives (Precision) or false negatives (Recall) so far.
+  [[nodiscard]] float false_positives()
+      const requires std::is_same_v<Other, detail::FalsePositives> {
+    return other_;
+  }
+  [[nodiscard]] float false_negatives()
+      const requires std::is_same_v<Other, detail::FalseNegatives> {
+    return other_;
+  }
+  void reset() { true_positives_ = other_ = 0.0f; }
 
  private:
   float true_positives_ = 0.0f;
-  float false_positives_ = 0.0f;
+  float other_ = 0.0f;
 };
 
-/// tf.compat.v1.metrics.recall(labels, predictions): true_positives / (true_positives +
-/// false_negatives), 0 while that sum is 0 (no positive label yet). Inputs and errors as
-/// Precision.
-class Recall {
- public:
-  static constexpr int num_inputs = 2;
-
-  template <detail::ArithmeticMatrix L, detail::ArithmeticMatrix P>
-  float update(const Eigen::MatrixBase<L>& labels, const Eigen::MatrixBase<P>& predictions) {
-    const detail::Nested<L> l(labels.derived());
-    const detail::Nested<P> p(predictions.derived());
-    const detail::BinaryCounts c = detail::binary_counts("hookfuse::metrics::Recall", l, p);
-    true_positives_ += c.tp;
-    false_negatives_ += c.fn;
-    return value();
-  }
-
-  [[nodiscard]] float value() const {
-    return detail::ratio_or_zero(true_positives_, false_negatives_);
-  }
-  [[nodiscard]] float true_positives() const { return true_positives_; }
-  [[nodiscard]] float false_negatives() const { return false_negatives_; }
-  void reset() { true_positives_ = false_negatives_ = 0.0f; }
-
- private:
-  float true_positives_ = 0.0f;
-  float false_negatives_ = 0.0f;
-};
+/// tf.compat.v1.metrics.precision(labels, predictions): tp / (tp + fp) (BinaryRatio).
+using Precision = BinaryRatio<detail::FalsePositives>;
+/// tf.compat.v1.metrics.recall(labels, predictions): tp / (tp + fn), 0 while no positive label
+/// was seen (BinaryRatio).
+using Recall = BinaryRatio<detail::FalseNegatives>;
 
 }  // namespace hookfuse::metrics

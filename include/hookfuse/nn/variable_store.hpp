@@ -8,11 +8,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <new>
 #include <optional>
-#include <cstdint>
 #include <string>
 #include <string_view>
 #include <typeinfo>
@@ -33,9 +33,10 @@ namespace hookfuse::nn {
 /// creates a variable there once and returns it again under the same name).
 ///
 ///     nn::VariableStore vars;
-///     auto& W = vars.variable<"W", float, 1, 1>();          // tf.compat.v1.get_variable("W", [1, 1])
-///     auto& hidden = vars.layer<nn::Dense<"dense", float, 784, 256>>();  // tf.layers.Dense(256)
-///     auto y = hidden(x);                                  // refers to the store's variables
+///     auto& W = vars.variable<"W", float, 1, 1>();          // tf.compat.v1.get_variable("W", [1,
+///     1]) auto& hidden = vars.layer<nn::Dense<"dense", float, 784, 256>>();  //
+///     tf.layers.Dense(256) auto y = hidden(x);                                  // refers to the
+///     store's variables
 ///
 /// Creating an object allocates (once, when the model is built; a training step never does).
 /// Not copyable or movable: expressions hold the addresses of what it owns.
@@ -52,13 +53,14 @@ class VariableStore {
   /// another type (TF: "Trying to share variable W, but specified shape ...").
   template <fixed_string Name, class Scalar, int R, int C, int Rank = 2,
             class Init = glorot_uniform>
-    requires(R != Dynamic && C != Dynamic)
-  Variable<Name, Scalar, R, C, Rank>& variable(Init init = {}) {
+  requires(R != Dynamic && C != Dynamic) Variable<Name, Scalar, R, C, Rank>
+  &variable(Init init = {}) {
     using V = Variable<Name, Scalar, R, C, Rank>;
     if (V* found = find<V>(Name.view())) return *found;
     V& v = emplace<V>(Name.view());
     if constexpr (requires { init.seed; }) {
-      if (!init.seed && seed) init.seed = seed_from_name(Name.view()) ^ (*seed * 0x9E3779B97F4A7C15ULL);
+      if (!init.seed && seed)
+        init.seed = seed_from_name(Name.view()) ^ (*seed * 0x9E3779B97F4A7C15ULL);
     }
     detail::initialize(init, v.value, Name.view());
     return v;

@@ -57,7 +57,8 @@ class ModelVariables {
     for (const void* seen : seen_)
       if (seen == p) return;
     if (!store_->owns(p))
-      fail<ValueError>("Estimator: the model refers to the Variable '" + std::string(V::name.view()) +
+      fail<ValueError>("Estimator: the model refers to the Variable '" +
+                       std::string(V::name.view()) +
                        "', which its VariableStore does not own: create every variable in the "
                        "store the model_fn receives (vars.variable<\"" +
                        std::string(V::name.view()) +
