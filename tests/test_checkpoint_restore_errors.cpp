@@ -184,7 +184,7 @@ TEST_CASE(
 
 TEST_CASE(
     "Saver.restore_latest: the newest index deleted is TensorFlow's ValueError, a "
-    "corrupt tensor a DataLossError; nothing changes") {
+    "corrupt tensor a DataLossError, and nothing changes") {
   TempDir dir("restore_err");
   const fs::path D = dir.path;
   save_10_and_20(D);
@@ -272,7 +272,7 @@ TEST_CASE(
 
 TEST_CASE(
     "A restarted session whose newest checkpoint lost its data file raises and writes "
-    "nothing; with newest_intact it resumes from the older one",
+    "nothing, and with newest_intact it resumes from the older one",
     "[checkpoint][scenario]") {
   // Run 1 stops at 10: saves 0 and 10 (save_checkpoint_steps = 10: at creation, then when the
   // step reaching 10 ends). Run 2 resumes at 10 and stops at 20: saves 10 again (same values,

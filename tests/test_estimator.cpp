@@ -153,7 +153,7 @@ TEST_CASE("Estimator.train: 5 examples in batches of 2 end at global step 3 with
   CHECK(lines.back().text.rfind("Loss for final step: ", 0) == 0);
 }
 
-TEST_CASE("Estimator.train: max_steps twice stays at 100 and writes nothing; steps adds 100") {
+TEST_CASE("Estimator.train: max_steps twice stays at 100 and writes nothing, then steps adds 100") {
   TempDir dir("estimator");
   const float xs[4] = {1, 2, 3, 4};
   const float ys[4] = {2, 4, 6, 8};
@@ -215,7 +215,9 @@ TEST_CASE("RunConfig: both checkpoint cadences, or no model_dir, refuse to make 
         }).find("model_dir is empty") != std::string::npos);
 }
 
-TEST_CASE("Estimator.evaluate: no checkpoint is TensorFlow's error; two checkpoints, two events") {
+TEST_CASE(
+    "Estimator.evaluate: no checkpoint is TensorFlow's error, and two checkpoints give two "
+    "events") {
   TempDir dir("estimator");
   const float xs[4] = {1, 2, 3, 4};
   const float ys[4] = {2, 4, 6, 8};
@@ -478,10 +480,11 @@ TEST_CASE("numpy_input_fn over spans checks the sizes before anything reads them
     (void)hf::numpy_input_fn<X, Y>(std::span<const float>(xs), std::span<const float>(ys),
                                    {.batch_size = 1, .num_epochs = 1, .shuffle = false});
   });
-  CHECK(what ==
-        "numpy_input_fn: x holds 4 values, expected 3 examples x 1 features of 'x' = 3 (y holds 3)");
-  const auto fine = hf::numpy_input_fn<X, Y>(std::span<const float>(xs),
-                                             std::span<const float>(xs.data(), 4),
-                                             {.batch_size = 1, .num_epochs = 1, .shuffle = false});
+  CHECK(
+      what ==
+      "numpy_input_fn: x holds 4 values, expected 3 examples x 1 features of 'x' = 3 (y holds 3)");
+  const auto fine =
+      hf::numpy_input_fn<X, Y>(std::span<const float>(xs), std::span<const float>(xs.data(), 4),
+                               {.batch_size = 1, .num_epochs = 1, .shuffle = false});
   CHECK(fine.num_examples == 4);
 }

@@ -14,15 +14,15 @@ namespace hf = hookfuse;
 namespace fs = std::filesystem;
 
 TEST_CASE("update_op: accuracy streams over the batches it is computed for") {
-  hf::Placeholder<"labels", std::int32_t, 1> labels;        // [batch]
-  hf::Placeholder<"predictions", std::int32_t, 1> classes;  // [batch], class ids
+  hf::Placeholder<"labels", std::int32_t, 1> labels;  // [batch]
+  hf::Placeholder<"predictions", float, 1> classes;   // [batch], class ids as float
   hf::metrics::Accuracy accuracy;
   auto acc = hf::named<"acc">(hf::metrics::update_op(accuracy, labels, classes));
   auto g = hf::bind_forward(3, acc);
   // TF: accuracy over (labels [1, 2, 3], predictions [0, 2, 3]) then (labels [1, 1],
   // predictions [1, 0]) is 3 of 5 = 0.6, not the mean of the batch accuracies (2/3 + 1/2) / 2.
-  const std::int32_t l1[3] = {1, 2, 3}, p1[3] = {0, 2, 3};
-  const std::int32_t l2[2] = {1, 1}, p2[2] = {1, 0};
+  const std::int32_t l1[3] = {1, 2, 3}, l2[2] = {1, 1};
+  const float p1[3] = {0, 2, 3}, p2[2] = {1, 0};
   g.feed<"labels">(l1, 3);
   g.feed<"predictions">(p1, 3);
   CHECK(g.compute<"acc">()(0, 0) == Approx(2.0 / 3.0));
