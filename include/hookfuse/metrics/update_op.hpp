@@ -67,7 +67,7 @@ constexpr std::size_t first_floating() {
 /// VariableStore: `vars.layer<metrics::Accuracy>("train_accuracy")`). Errors as the metric's
 /// update().
 template <Metric M, Operand... Xs>
-HOOKFUSE_PER_ENTRY_INLINE auto update_op(M& metric, Xs&&... inputs) {
+auto update_op(M& metric, Xs&&... inputs) {
   static_assert(M::num_inputs == static_cast<int>(sizeof...(Xs)),
                 "hookfuse: update_op(metric, tensors...): give the metric as many tensors as it "
                 "reads (M::num_inputs)");
