@@ -28,6 +28,7 @@
 #include <filesystem>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "mlp.hpp"
 #include "peak.hpp"
@@ -59,11 +60,11 @@ struct RepeatedBatch {
 
 /// The benchmark MLP as a model_fn: dense/kernel glorot_uniform{1}, logits/kernel
 /// glorot_uniform{2}, zero biases (InitialWeights), loss "loss", accuracy in evaluation.
-auto mlp_model_fn = [](X x, Y labels, auto mode, hf::nn::VariableStore& vars) {
-  auto& hidden = vars.layer<hf::nn::Dense<"dense", float>>("dense", kIn, kHidden,
-                                                            hf::nn::glorot_uniform{1});
-  auto& output = vars.layer<hf::nn::Dense<"logits", float>>("logits", kHidden, kOut,
-                                                             hf::nn::glorot_uniform{2});
+auto mlp_model_fn = [](X x, Y labels, auto mode, auto& vars) {
+  auto& hidden = hf::nn::get_layer<hf::nn::Dense<"dense", float>>(vars, "dense", kIn, kHidden,
+                                                                   hf::nn::glorot_uniform{1});
+  auto& output = hf::nn::get_layer<hf::nn::Dense<"logits", float>>(vars, "logits", kHidden, kOut,
+                                                                    hf::nn::glorot_uniform{2});
   auto logits = hf::named<"logits">(output(hf::relu(hidden(x))));
   auto loss = hf::named<"loss">(hf::sparse_softmax_cross_entropy(labels, logits));
   return hf::EstimatorSpec{
@@ -182,7 +183,7 @@ void BM_estimator_evaluate(benchmark::State& state) {
 void BM_forward_logits(benchmark::State& state) {
   const auto batch = static_cast<hf::Index>(state.range(0));
   const RandomBatch data(batch);
-  hf::nn::VariableStore vars;
+  hf::nn::ForwardVariableStore vars;
   auto spec = mlp_model_fn(X{}, Y{}, hf::ModeKeys::EVAL, vars);
   auto g = hf::bind_forward(batch, spec.predictions);
   for (auto _ : state) {
@@ -245,13 +246,14 @@ void BM_rss_evaluate(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(estimator.evaluate(input_fn, {.steps = 10}));
 }
 
-/// evaluate's tensors bound at 1000 rows with bind_forward (Forward = true) or bind, then one
-/// forward pass (and, with bind, one backward pass).
+/// evaluate's tensors bound at 1000 rows with bind_forward over ForwardVariables (Forward =
+/// true: what evaluate builds) or with bind over Variables, then one forward pass (and, with
+/// bind, one backward pass).
 template <bool Forward>
 void BM_rss_graph(benchmark::State& state) {
   constexpr hf::Index batch = 1000;
   const RandomBatch data(batch);
-  hf::nn::VariableStore vars;
+  std::conditional_t<Forward, hf::nn::ForwardVariableStore, hf::nn::VariableStore> vars;
   auto spec = mlp_model_fn(X{}, Y{}, hf::ModeKeys::EVAL, vars);
   const auto& inputs = boost::hana::at_c<0>(spec.eval_metric_ops).inputs;
   for (auto _ : state) {

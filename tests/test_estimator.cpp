@@ -10,11 +10,13 @@
 #include <hookfuse/hookfuse.hpp>
 #include <hookfuse/io/event_reader.hpp>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <set>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "capturing_logger.hpp"
@@ -37,9 +39,9 @@ struct Params {
 };
 
 // y = W x + b, W and b start at 0 (TF: get_variable(initializer=zeros)).
-auto linear_model_fn = [](X x, Y y, auto mode, const Params& params, hf::nn::VariableStore& vars) {
-  auto& W = vars.variable<"W", float, 1, 1, 2>(hf::nn::zeros{});
-  auto& b = vars.variable<"b", float, 1, 1, 1>(hf::nn::zeros{});
+auto linear_model_fn = [](X x, Y y, auto mode, const Params& params, auto& vars) {
+  auto& W = hf::nn::get_variable<"W", float, 1, 1, 2>(vars, hf::nn::zeros{});
+  auto& b = hf::nn::get_variable<"b", float, 1, 1, 1>(vars, hf::nn::zeros{});
   auto predictions = hf::named<"predictions">(hf::matmul(x, W) + b);
   auto loss = hf::named<"loss">(hf::mean_squared_error(y, predictions));
   return hf::EstimatorSpec{
@@ -334,8 +336,8 @@ using L2 = hf::Placeholder<"label", std::int32_t, 1>;  // [batch], class 0 or 1
 
 // A two-class softmax classifier with accuracy and AUC (TF: tf.metrics.auc(labels,
 // probabilities[:, 1])), written as a TensorFlow user would.
-auto classifier_fn = [](F2 x, L2 y, auto mode, hf::nn::VariableStore& vars) {
-  auto& dense = vars.layer<hf::nn::Dense<"dense", float, 2, 2>>("dense");
+auto classifier_fn = [](F2 x, L2 y, auto mode, auto& vars) {
+  auto& dense = hf::nn::get_layer<hf::nn::Dense<"dense", float, 2, 2>>(vars, "dense");
   auto logits = hf::named<"logits">(dense(x));
   auto probabilities = hf::named<"probabilities">(hf::softmax(logits));
   auto loss = hf::named<"loss">(hf::sparse_softmax_cross_entropy(y, logits));
@@ -487,4 +489,75 @@ TEST_CASE("numpy_input_fn over spans checks the sizes before anything reads them
       hf::numpy_input_fn<X, Y>(std::span<const float>(xs), std::span<const float>(xs.data(), 4),
                                {.batch_size = 1, .num_epochs = 1, .shuffle = false});
   CHECK(fine.num_examples == 4);
+}
+
+namespace {
+// Which store each mode's call received, and whether its variables carry a gradient matrix.
+struct StoreSeen {
+  bool forward_store = false;
+  bool kernel_has_grad = true;
+};
+std::map<hf::Mode, StoreSeen> g_seen;
+
+auto recording_fn = [](F2 x, L2 y, auto mode, auto& vars) {
+  auto& dense = hf::nn::get_layer<hf::nn::Dense<"dense", float, 2, 2>>(vars, "dense");
+  using Store = std::remove_cvref_t<decltype(vars)>;
+  g_seen[mode] = {std::is_same_v<Store, hf::nn::ForwardVariableStore>,
+                  std::remove_cvref_t<decltype(dense.kernel)>::has_grad};
+  auto logits = hf::named<"logits">(dense(x));
+  auto loss = hf::named<"loss">(hf::sparse_softmax_cross_entropy(y, logits));
+  return hf::EstimatorSpec{
+      .mode = mode,
+      .predictions = hf::predictions(logits),
+      .loss = loss,
+      .train_op = hf::GradientDescentOptimizer(0.5).minimize(loss, vars.global_step())};
+};
+}  // namespace
+
+TEST_CASE("Estimator: EVAL and PREDICT models hold their variables without gradient matrices") {
+  // A ForwardVariable is its value alone: a [784, 256] float kernel is 784 * 256 * 4 =
+  // 802,816 bytes, where a training Variable holds value and gradient, 1,605,632 bytes.
+  STATIC_REQUIRE(sizeof(hf::ForwardVariable<"k", float, 784, 256>) == 802816);
+  STATIC_REQUIRE(sizeof(hf::Variable<"k", float, 784, 256>) == 1605632);
+  STATIC_REQUIRE(sizeof(hf::nn::Dense<"d", float, 784, 256, false>) == (784 * 256 + 256) * 4);
+
+  TempDir dir("estimator_forward_store");
+  const float features[8] = {-1.0f, -0.5f, 1.0f, 0.5f, -0.8f, -1.2f, 0.8f, 1.2f};
+  const std::int32_t labels[4] = {0, 1, 0, 1};
+  g_seen.clear();
+  hf::Estimator estimator(recording_fn,
+                          hf::RunConfig<hf::FakeClock, hf::NullLogger>{
+                              .model_dir = dir.path.string()});
+  const auto input = [&] {
+    return hf::numpy_input_fn<F2, L2>(features, 4, labels,
+                                      {.batch_size = 2, .num_epochs = 1, .shuffle = false})();
+  };
+  estimator.train(input, {.steps = 2});
+  const hf::EvalResult r = estimator.evaluate(input);
+  int n = 0;
+  for (const auto& p : estimator.predict(input)) n += static_cast<int>(p.get<"logits">().rows);
+  CHECK(n == 4);
+  // The EVAL model restored the values TRAIN saved: same loss as computed from the checkpoint.
+  const auto reader = hf::io::load_checkpoint(dir.path / "model.ckpt-2");
+  const auto k = reader.get_tensor<float>("dense/kernel");
+  const auto b = reader.get_tensor<float>("dense/bias");
+  double total = 0;
+  for (int batch = 0; batch < 2; ++batch) {
+    double batch_loss = 0;
+    for (int i = 2 * batch; i < 2 * batch + 2; ++i) {
+      const double z0 = features[2 * i] * k[0] + features[2 * i + 1] * k[2] + b[0];
+      const double z1 = features[2 * i] * k[1] + features[2 * i + 1] * k[3] + b[1];
+      const double zy = labels[i] == 1 ? z1 : z0;
+      batch_loss += std::log(std::exp(z0) + std::exp(z1)) - zy;
+    }
+    total += batch_loss / 2;
+  }
+  CHECK(r.loss() == Approx(total / 2).epsilon(1e-5));
+  REQUIRE(g_seen.size() == 3);
+  CHECK_FALSE(g_seen[hf::Mode::train].forward_store);
+  CHECK(g_seen[hf::Mode::train].kernel_has_grad);
+  CHECK(g_seen[hf::Mode::eval].forward_store);
+  CHECK_FALSE(g_seen[hf::Mode::eval].kernel_has_grad);
+  CHECK(g_seen[hf::Mode::predict].forward_store);
+  CHECK_FALSE(g_seen[hf::Mode::predict].kernel_has_grad);
 }

@@ -50,9 +50,9 @@ int main(int argc, char** argv) {
   if (model_dir.empty())
     model_dir = (std::filesystem::temp_directory_path() / "hookfuse_estimator_regression").string();
 
-  const auto model_fn = [](X x, Y y, auto mode, const Params& params, hf::nn::VariableStore& vars) {
-    auto& W = vars.variable<"W", float, 1, 1>(hf::nn::zeros{});
-    auto& b = vars.variable<"b", float, 1, 1, 1>(hf::nn::zeros{});  // TF shape [1]
+  const auto model_fn = [](X x, Y y, auto mode, const Params& params, auto& vars) {
+    auto& W = hf::nn::get_variable<"W", float, 1, 1>(vars, hf::nn::zeros{});
+    auto& b = hf::nn::get_variable<"b", float, 1, 1, 1>(vars, hf::nn::zeros{});  // TF shape [1]
     auto predictions = hf::named<"predictions">(hf::matmul(x, W) + b);
     auto loss = hf::named<"loss">(hf::mean_squared_error(y, predictions));
     return hf::EstimatorSpec{

@@ -115,8 +115,8 @@ using Named = BasicNamed<detail::packed_name_t<Name>, E>;
 namespace detail {
 template <class T>
 struct is_variable : std::false_type {};
-template <class N, class S, int R, int C, int K>
-struct is_variable<BasicVariable<N, S, R, C, K>> : std::true_type {};
+template <class N, class S, int R, int C, int K, bool G>
+struct is_variable<BasicVariable<N, S, R, C, K, G>> : std::true_type {};
 template <class T>
 struct is_placeholder : std::false_type {};
 template <class N, class S, int C, int R>

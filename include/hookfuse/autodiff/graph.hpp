@@ -58,8 +58,13 @@ struct Slot<VarEntry<V>> {
   Shape shape() const { return {var->value.rows(), var->value.cols()}; }
   auto value() { return map_t<S, D.rows, D.cols>(var->value.data(), var->value.rows(),
                                                  var->value.cols()); }
-  auto adjoint() { return map_t<S, D.rows, D.cols>(var->grad.data(), var->grad.rows(),
-                                                   var->grad.cols()); }
+  auto adjoint() {
+    static_assert(V::has_grad,
+                  "hookfuse: a graph that runs backward (a training step) reaches a "
+                  "ForwardVariable, which has no gradient matrix: make the model's variables "
+                  "Variables (nn::VariableStore), or bind it with bind_forward");
+    return map_t<S, D.rows, D.cols>(var->grad.data(), var->grad.rows(), var->grad.cols());
+  }
 };
 
 template <class P>

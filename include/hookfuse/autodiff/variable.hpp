@@ -3,11 +3,17 @@
 
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 
 #include "hookfuse/autodiff/storage.hpp"
 #include "hookfuse/fixed_string.hpp"
 
 namespace hookfuse {
+
+namespace detail {
+/// The `grad` of a variable without a gradient (ForwardVariable): holds nothing.
+struct NoGradient {};
+}  // namespace detail
 
 /// A trainable variable, like tf.Variable: a named [R, C] matrix of `Scalar` (float or double)
 /// and the gradient of the loss with respect to it, written by every training step.
@@ -20,7 +26,9 @@ namespace hookfuse {
 /// Variable<Name, ...> is BasicVariable<detail::packed_name_t<Name>, ...> (see packed_name: the
 /// name spelled in words, which keeps the symbols of a large model short); `name` is the
 /// fixed_string.
-template <class NameType, class Scalar, int R, int C, int Rank = 2>
+/// `Grad` false gives a ForwardVariable (below): the value alone, for graphs that never run a
+/// backward pass.
+template <class NameType, class Scalar, int R, int C, int Rank = 2, bool Grad = true>
 class BasicVariable {
  public:
   static_assert(std::is_floating_point_v<Scalar>, "hookfuse: a Variable holds float or double");
@@ -36,14 +44,16 @@ class BasicVariable {
   static constexpr int cols_at_compile_time = C;
   /// The TensorFlow rank (see above): what a checkpoint records as the variable's shape.
   static constexpr int tf_rank = Rank;
+  /// False for a ForwardVariable: no gradient matrix.
+  static constexpr bool has_grad = Grad;
+  using grad_type = std::conditional_t<Grad, matrix_type, detail::NoGradient>;
 
   BasicVariable() requires(R != Dynamic && C != Dynamic) : value(), grad() {
     value.setZero();
-    grad.setZero();
+    if constexpr (Grad) grad.setZero();
   }
-  BasicVariable(Index rows, Index cols) : value(rows, cols), grad(rows, cols) {
+  BasicVariable(Index rows, Index cols) : value(rows, cols), grad(make_grad(rows, cols)) {
     value.setZero();
-    grad.setZero();
   }
 
   /// Current value, [R, C].
@@ -52,11 +62,27 @@ class BasicVariable {
   /// Graph::backward(). A MonitoredTrainingSession writes it only when the variable's update is
   /// not fused (a hook requests "gradients/<name>", declares reads_gradients, or is a gradient
   /// hook touching it, see docs/hooks.md); otherwise it keeps its old contents.
-  matrix_type grad;
+  /// An empty detail::NoGradient in a ForwardVariable.
+  [[no_unique_address]] grad_type grad;
+
+ private:
+  static grad_type make_grad(Index rows, Index cols) {
+    if constexpr (Grad)
+      return matrix_type::Zero(rows, cols);
+    else
+      return {};
+  }
 };
 
 template <fixed_string Name, class Scalar, int R, int C, int Rank = 2>
 using Variable = BasicVariable<detail::packed_name_t<Name>, Scalar, R, C, Rank>;
+
+/// A Variable without a gradient matrix: what a forward-only model holds (an Estimator's EVAL
+/// and PREDICT models, bound with bind_forward), so that evaluation pays for the values alone.
+/// The same name, shape, rank and checkpoint key as Variable<Name, Scalar, R, C, Rank>; a
+/// training step (Graph::backward, an optimizer) does not compile on it.
+template <fixed_string Name, class Scalar, int R, int C, int Rank = 2>
+using ForwardVariable = BasicVariable<detail::packed_name_t<Name>, Scalar, R, C, Rank, false>;
 
 /// An input fed from outside for each step, like tf.compat.v1.placeholder: a [batch, C] matrix of
 /// `Scalar`; rows are the batch (R = Dynamic: any batch up to the bound capacity).

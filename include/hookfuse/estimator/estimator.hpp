@@ -2,7 +2,7 @@
 // (tf.estimator.Estimator). predict() is in estimator/predict.hpp.
 //
 // As in TensorFlow, every call builds the mode's model afresh: it calls the model_fn with a new
-// VariableStore, takes the variables from model_dir's latest checkpoint (fresh initial values
+// variable store, takes the variables from model_dir's latest checkpoint (fresh initial values
 // only when there is none, then warm_start_from applies) and runs a session over them. Modes
 // share nothing but the files in model_dir.
 #pragma once
@@ -155,9 +155,9 @@ struct NoParams {};
 
 /// tf.estimator.Estimator(model_fn, model_dir | config, params, warm_start_from):
 ///
-///     auto model_fn = [](X x, Y y, auto mode, const Params& params, nn::VariableStore& vars) {
-///       auto& W = vars.variable<"W", float, 1, 1>();
-///       auto& b = vars.variable<"b", float, 1, 1, 1>();
+///     auto model_fn = [](X x, Y y, auto mode, const Params& params, auto& vars) {
+///       auto& W = nn::get_variable<"W", float, 1, 1>(vars);
+///       auto& b = nn::get_variable<"b", float, 1, 1, 1>(vars);
 ///       auto predictions = named<"predictions">(matmul(x, W) + b);
 ///       auto loss = named<"loss">(mean_squared_error(y, predictions));
 ///       return EstimatorSpec{.mode = mode, .predictions = predictions, .loss = loss,
@@ -172,9 +172,11 @@ struct NoParams {};
 /// (model_fn(features, labels, mode, vars)) when it takes four arguments: `features` and
 /// `labels` are the placeholders the input_fn's EstimatorInput names (labels is NoField in
 /// predict), `mode` is ModeKeys::TRAIN, EVAL or PREDICT (a type per mode), and `vars` is the
-/// VariableStore that owns every variable of this model (nn/variable_store.hpp): a variable the
-/// model's tensors refer to that the store does not own (a local of the model_fn) is refused
-/// with ValueError naming it before any value is read. It returns an EstimatorSpec.
+/// store that owns every variable of this model (nn/variable_store.hpp): an nn::VariableStore
+/// in TRAIN; in EVAL and PREDICT an nn::ForwardVariableStore (variables without gradient
+/// matrices) when the model_fn takes it as `auto& vars`, else an nn::VariableStore. A
+/// variable the model's tensors refer to that the store does not own (a local of the model_fn)
+/// is refused with ValueError naming it before any value is read. It returns an EstimatorSpec.
 /// Construction checks the config (RunConfig::validate) and creates nothing on disk.
 template <class ModelFn, class Params = NoParams, Clock C = SteadyClock, Logger L = StderrLogger>
 class Estimator {
@@ -334,7 +336,7 @@ class Estimator {
                                std::to_string(*args.steps));
     const std::string checkpoint = checkpoint_to_restore(args.checkpoint_path, "evaluate");
     auto in = make_input(input_fn);
-    nn::VariableStore vars;
+    store_for<decltype(in), ModeKey<Mode::eval>> vars;
     if (config_.tf_random_seed) vars.seed = static_cast<std::uint64_t>(*config_.tf_random_seed);
     auto spec = call_model_fn(in, ModeKeys::EVAL, vars);
     auto loss = detail::named_loss(spec.loss);
@@ -417,29 +419,53 @@ class Estimator {
   /// runs); binds forward only; writes nothing.
   template <fixed_string... Keys, class InputFn, class Hooks = boost::hana::tuple<>>
   auto predict(InputFn&& input_fn, PredictArgs args = {}, Hooks hooks = {}) {
-    auto in = make_input(input_fn);
-    using EI = decltype(in);
-    return PredictionRange<Estimator, EI, Hooks, Keys...>(*this, std::move(in), std::move(hooks),
-                                                          args);
+    using EI = std::remove_cvref_t<decltype(make_input(input_fn))>;
+    using Store = store_for<EI, ModeKey<Mode::predict>>;
+    using Spec = decltype(call_model_fn(std::declval<const EI&>(), ModeKeys::PREDICT,
+                                        std::declval<Store&>()));
+    if constexpr (!detail::predict_keys<decltype(detail::prediction_tuple(
+                                            std::declval<Spec&>().predictions)),
+                                        Keys...>::value) {
+      return detail::NoPredictions{};  // after the compile error naming the key
+    } else {
+      auto in = make_input(input_fn);
+      return PredictionRange<Estimator, EI, Hooks, Keys...>(*this, std::move(in),
+                                                            std::move(hooks), args);
+    }
   }
 
-  /// The model_fn called for `mode` with a fresh store (predict uses it too).
+  /// The store a model_fn receives in `ModeT` for input `In`: ForwardVariableStore (variables
+  /// without gradient matrices) in EVAL and PREDICT when the model_fn accepts one (it takes
+  /// `auto& vars`), VariableStore otherwise.
   template <class In, class ModeT>
-  auto call_model_fn(const In&, ModeT mode, nn::VariableStore& vars) {
+  using store_for = std::conditional_t<
+      ModeT::value != Mode::train &&
+          (std::is_invocable_v<ModelFn&, typename In::features_type, typename In::labels_type,
+                               ModeT, const Params&, nn::ForwardVariableStore&> ||
+           std::is_invocable_v<ModelFn&, typename In::features_type, typename In::labels_type,
+                               ModeT, nn::ForwardVariableStore&>),
+      nn::ForwardVariableStore, nn::VariableStore>;
+
+  /// The model_fn called for `mode` with a fresh store of store_for<In, ModeT> (predict uses
+  /// it too).
+  template <class In, class ModeT, bool G>
+  auto call_model_fn(const In&, ModeT mode, nn::BasicVariableStore<G>& vars) {
     using F = typename In::features_type;
     using Lb = typename In::labels_type;
-    if constexpr (std::is_invocable_v<ModelFn&, F, Lb, ModeT, const Params&, nn::VariableStore&>)
+    using Store = nn::BasicVariableStore<G>;
+    if constexpr (std::is_invocable_v<ModelFn&, F, Lb, ModeT, const Params&, Store&>)
       return checked_spec(model_fn_(F{}, Lb{}, mode, std::as_const(params_), vars));
-    else if constexpr (std::is_invocable_v<ModelFn&, F, Lb, ModeT, nn::VariableStore&>)
+    else if constexpr (std::is_invocable_v<ModelFn&, F, Lb, ModeT, Store&>)
       return checked_spec(model_fn_(F{}, Lb{}, mode, vars));
     else
-      static_assert(std::is_invocable_v<ModelFn&, F, Lb, ModeT, const Params&, nn::VariableStore&>,
+      static_assert(std::is_invocable_v<ModelFn&, F, Lb, ModeT, const Params&, Store&>,
                     "hookfuse: the model_fn cannot be called as model_fn(features, labels, mode, "
                     "params, vars) or model_fn(features, labels, mode, vars): features and labels "
                     "are the placeholders the input_fn's EstimatorInput names, mode a ModeKey, "
-                    "vars an nn::VariableStore&. An input without labels (numpy_input_fn<X>) "
-                    "passes labels as NoField: take them as `auto labels`, or name the labels "
-                    "placeholder without data, numpy_input_fn<X, Y>(x, n, nullptr, options)");
+                    "vars a variable store (take it as `auto& vars`). An input without labels "
+                    "(numpy_input_fn<X>) passes labels as NoField: take them as `auto labels`, or "
+                    "name the labels placeholder without data, numpy_input_fn<X, Y>(x, n, "
+                    "nullptr, options)");
   }
 
   /// The model_fn's result, which must be an EstimatorSpec.
@@ -469,7 +495,7 @@ class Estimator {
 
   /// Restores the variables `owned` lists (and the global step) from `checkpoint`, or applies
   /// the warm start when it is empty.
-  void restore_or_warm_start(const detail::ModelVariables& owned, nn::VariableStore& vars,
+  void restore_or_warm_start(const detail::ModelVariables& owned, nn::VariableStoreBase& vars,
                              const std::string& checkpoint) {
     if (!checkpoint.empty()) {
       const auto list = owned.list(&vars.global_step());

@@ -41,15 +41,27 @@ auto prediction_tuple(const P& p) {
     return boost::hana::make_tuple(p);
 }
 
-template <fixed_string Key, class... Ps>
-constexpr bool check_predict_key() {
-  constexpr bool found = ((Ps::name.view() == Key.view()) || ...);
-  static_assert(found,
-                "hookfuse: predict<\"key\">: the EstimatorSpec has no prediction of this name "
-                "(the key is 'Key' in the instantiation above; TF: ValueError 'Expected to run "
-                "at least one output from ...')");
-  return found;
-}
+/// True when Key is one of Names (the spec's prediction names).
+template <fixed_string Key, fixed_string... Names>
+inline constexpr bool is_prediction_name = ((Names.view() == Key.view()) || ...);
+
+/// One static_assert per key of predict<Keys...>, so the compiler's note after the error names
+/// the key and the spec's prediction names: "is_prediction_name<fixed_string<12>{"nonexistnt"},
+/// fixed_string<12>{"predictions"}> evaluates to false".
+template <class PredictionTuple, fixed_string... Keys>
+struct predict_keys;
+template <class... Ps, fixed_string... Keys>
+struct predict_keys<boost::hana::tuple<Ps...>, Keys...> {
+  template <fixed_string Key>
+  static constexpr bool check() {
+    static_assert(is_prediction_name<Key, Ps::name...>,
+                  "hookfuse: predict<\"key\">: the EstimatorSpec has no prediction of this name "
+                  "(the note below names the key, then the spec's prediction names; TF: "
+                  "ValueError 'Expected to run at least one output from ...')");
+    return is_prediction_name<Key, Ps::name...>;
+  }
+  static constexpr bool value = (check<Keys>() && ...);
+};
 
 /// The prediction named Key among ps.
 template <fixed_string Key, class P, class... Ps>
@@ -66,12 +78,29 @@ auto select_predictions(const boost::hana::tuple<Ps...>& all) {
   if constexpr (sizeof...(Keys) == 0) {
     return all;
   } else {
-    static_assert((check_predict_key<Keys, Ps...>() && ...));
     return boost::hana::unpack(all, [](const auto&... ps) {
       return boost::hana::make_tuple(find_prediction<Keys>(ps...)...);
     });
   }
 }
+
+/// What predict() returns when a key is not a prediction name (after the compile error): an
+/// empty range whose element answers any get<>, so that the error is the only one.
+struct NoPredictions {
+  struct element {
+    template <fixed_string>
+    TensorValue get() const {
+      return {};
+    }
+  };
+  struct iterator {
+    element operator*() const { return {}; }
+    iterator& operator++() { return *this; }
+    bool operator==(std::default_sentinel_t) const { return true; }
+  };
+  iterator begin() const { return {}; }
+  std::default_sentinel_t end() const { return {}; }
+};
 
 }  // namespace detail
 
@@ -109,8 +138,9 @@ class Prediction {
 /// ends. Writes no file. Movable; the walk's elements refer into it.
 template <class Est, class EI, class Hooks, fixed_string... Keys>
 class PredictionRange {
+  using Store = typename Est::template store_for<EI, ModeKey<Mode::predict>>;
   using Spec = decltype(std::declval<Est&>().call_model_fn(
-      std::declval<const EI&>(), ModeKeys::PREDICT, std::declval<nn::VariableStore&>()));
+      std::declval<const EI&>(), ModeKeys::PREDICT, std::declval<Store&>()));
   using Selected = decltype(detail::select_predictions<Keys...>(
       detail::prediction_tuple(std::declval<Spec&>().predictions)));
   using FeedsT =
@@ -135,7 +165,7 @@ class PredictionRange {
   using Values = typename session_of<Selected>::values;
 
   struct State {
-    nn::VariableStore vars;
+    Store vars;
     EI in;
     Spec spec;
     std::optional<SessionT> session;

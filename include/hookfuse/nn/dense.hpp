@@ -13,11 +13,20 @@ namespace hookfuse::nn {
 /// y [batch, Out]. Variables are named "<Name>/kernel" and "<Name>/bias" as in TensorFlow.
 /// In and Out may be Eigen::Dynamic; then the constructor takes the sizes.
 /// Apply an activation around the call: relu(dense(x)).
-template <fixed_string Name, class Scalar, int In = Dynamic, int Out = Dynamic>
+/// `Grad` false holds ForwardVariables (no gradient matrices): the layer of a forward-only
+/// model, which nn::ForwardVariableStore::layer makes from Dense<...> (with_gradients).
+template <fixed_string Name, class Scalar, int In = Dynamic, int Out = Dynamic, bool Grad = true>
 class Dense {
+  template <fixed_string N, int R, int C, int Rank>
+  using var_t = BasicVariable<hookfuse::detail::packed_name_t<N>, Scalar, R, C, Rank, Grad>;
+
  public:
-  Variable<concat(Name, fixed_string{"/kernel"}), Scalar, In, Out> kernel;
-  Variable<concat(Name, fixed_string{"/bias"}), Scalar, 1, Out, 1> bias;  // TF shape [Out]
+  /// This layer with (true) or without (false) gradient matrices.
+  template <bool G>
+  using with_gradients = Dense<Name, Scalar, In, Out, G>;
+
+  var_t<concat(Name, fixed_string{"/kernel"}), In, Out, 2> kernel;
+  var_t<concat(Name, fixed_string{"/bias"}), 1, Out, 1> bias;  // TF shape [Out]
 
   /// Fixed sizes: initializes the kernel and bias with the given initializers (by default, as in
   /// TensorFlow, glorot_uniform and zeros). A random initializer without a seed derives it from

@@ -28,54 +28,14 @@
 
 namespace hookfuse::nn {
 
-/// Owns the variables, layers and global step of one model, at addresses that stay fixed until
-/// the store is destroyed (like the variable store of a TensorFlow 1.x graph: get_variable
-/// creates a variable there once and returns it again under the same name).
-///
-///     nn::VariableStore vars;
-///     auto& W = vars.variable<"W", float, 1, 1>();          // tf.compat.v1.get_variable("W", [1,
-///     1]) auto& hidden = vars.layer<nn::Dense<"dense", float, 784, 256>>();  //
-///     tf.layers.Dense(256) auto y = hidden(x);                                  // refers to the
-///     store's variables
-///
-/// Creating an object allocates (once, when the model is built; a training step never does).
-/// Not copyable or movable: expressions hold the addresses of what it owns.
-class VariableStore {
+/// What every variable store has, whatever kind of variables it makes: the objects it owns at
+/// fixed addresses, the global step, the seed, and owns(). Not copyable or movable:
+/// expressions hold the addresses of what it owns.
+class VariableStoreBase {
  public:
-  VariableStore() = default;
-  VariableStore(const VariableStore&) = delete;
-  VariableStore& operator=(const VariableStore&) = delete;
-
-  /// The variable `Name`, [R, C] of Scalar with TensorFlow rank Rank (autodiff/variable.hpp),
-  /// created on first use with `init` (TensorFlow's default for get_variable: glorot_uniform,
-  /// seeded from the name; nn/initializers.hpp) and returned again by later calls with the
-  /// same name (TF: reuse=AUTO_REUSE). Throws ValueError when `Name` already names an object of
-  /// another type (TF: "Trying to share variable W, but specified shape ...").
-  template <fixed_string Name, class Scalar, int R, int C, int Rank = 2,
-            class Init = glorot_uniform>
-  requires(R != Dynamic && C != Dynamic) Variable<Name, Scalar, R, C, Rank>
-  &variable(Init init = {}) {
-    using V = Variable<Name, Scalar, R, C, Rank>;
-    if (V* found = find<V>(Name.view())) return *found;
-    V& v = emplace<V>(Name.view());
-    if constexpr (requires { init.seed; }) {
-      if (!init.seed && seed)
-        init.seed = seed_from_name(Name.view()) ^ (*seed * 0x9E3779B97F4A7C15ULL);
-    }
-    detail::initialize(init, v.value, Name.view());
-    return v;
-  }
-
-  /// The layer (or any object) of type T under `name`, created on first use from `args` and
-  /// returned again (args ignored) by later calls with the same name and type:
-  /// `vars.layer<nn::Dense<"dense", float, 4, 8>>()`. A type with a static `name` (no layer
-  /// has one today) may leave `name` empty. Throws ValueError when `name` already names an
-  /// object of another type.
-  template <class T, class... Args>
-  T& layer(std::string_view name, Args&&... args) {
-    if (T* found = find<T>(name)) return *found;
-    return emplace<T>(name, std::forward<Args>(args)...);
-  }
+  VariableStoreBase() = default;
+  VariableStoreBase(const VariableStoreBase&) = delete;
+  VariableStoreBase& operator=(const VariableStoreBase&) = delete;
 
   /// The graph-level seed (TF: tf_random_seed, RunConfig's): when set, a random initializer
   /// without its own seed in variable() draws from seed_from_name(name) mixed with it, so a
@@ -109,13 +69,8 @@ class VariableStore {
     return out;
   }
 
- private:
-  struct Entry {
-    std::string name;
-    const std::type_info* type;
-    std::unique_ptr<void, void (*)(void*)> object;
-    std::size_t size;
-  };
+ protected:
+  ~VariableStoreBase() = default;
 
   template <class T>
   T* find(std::string_view name) {
@@ -142,8 +97,112 @@ class VariableStore {
     return *typed;
   }
 
+ private:
+  struct Entry {
+    std::string name;
+    const std::type_info* type;
+    std::unique_ptr<void, void (*)(void*)> object;
+    std::size_t size;
+  };
+
   GlobalStep global_step_{};
   std::vector<Entry> entries_;
 };
+
+namespace detail {
+/// T as a store of kind `Grad` holds it: T::with_gradients<Grad> when T has one (nn::Dense),
+/// else T (a metric, any object without variables).
+template <class T, bool Grad>
+struct store_object {
+  using type = T;
+};
+template <class T, bool Grad>
+  requires requires { typename T::template with_gradients<Grad>; }
+struct store_object<T, Grad> {
+  using type = typename T::template with_gradients<Grad>;
+};
+}  // namespace detail
+
+/// Owns the variables, layers and global step of one model, at addresses that stay fixed until
+/// the store is destroyed (like the variable store of a TensorFlow 1.x graph: get_variable
+/// creates a variable there once and returns it again under the same name).
+///
+///     nn::VariableStore vars;
+///     auto& W = vars.variable<"W", float, 1, 1>();      // tf.compat.v1.get_variable("W", [1, 1])
+///     auto& hidden = vars.layer<nn::Dense<"dense", float, 784, 256>>();  // tf.layers.Dense(256)
+///     auto y = hidden(x);                               // refers to the store's variables
+///
+/// `Grad` is the kind of variables it makes: VariableStore (true) makes Variables, with a
+/// gradient matrix each, for a model that trains; ForwardVariableStore (false) makes
+/// ForwardVariables, without one, for a model that only evaluates or predicts (what an
+/// Estimator hands a model_fn in EVAL and PREDICT when it takes the store as `auto& vars`).
+/// The same calls give the same names, shapes, initial values and checkpoint keys in both.
+/// Creating an object allocates (once, when the model is built; a training step never does).
+template <bool Grad>
+class BasicVariableStore : public VariableStoreBase {
+ public:
+  /// The variable type variable<Name, Scalar, R, C, Rank>() returns.
+  template <fixed_string Name, class Scalar, int R, int C, int Rank = 2>
+  using variable_type =
+      BasicVariable<hookfuse::detail::packed_name_t<Name>, Scalar, R, C, Rank, Grad>;
+
+  /// The variable `Name`, [R, C] of Scalar with TensorFlow rank Rank (autodiff/variable.hpp),
+  /// created on first use with `init` (TensorFlow's default for get_variable: glorot_uniform,
+  /// seeded from the name; nn/initializers.hpp) and returned again by later calls with the
+  /// same name (TF: reuse=AUTO_REUSE). Throws ValueError when `Name` already names an object of
+  /// another type (TF: "Trying to share variable W, but specified shape ...").
+  template <fixed_string Name, class Scalar, int R, int C, int Rank = 2,
+            class Init = glorot_uniform>
+    requires(R != Dynamic && C != Dynamic)
+  variable_type<Name, Scalar, R, C, Rank>& variable(Init init = {}) {
+    using V = variable_type<Name, Scalar, R, C, Rank>;
+    if (V* found = find<V>(Name.view())) return *found;
+    V& v = emplace<V>(Name.view());
+    if constexpr (requires { init.seed; }) {
+      if (!init.seed && seed)
+        init.seed = seed_from_name(Name.view()) ^ (*seed * 0x9E3779B97F4A7C15ULL);
+    }
+    hookfuse::nn::detail::initialize(init, v.value, Name.view());
+    return v;
+  }
+
+  /// The layer (or any object) of type T under `name`, created on first use from `args` and
+  /// returned again (args ignored) by later calls with the same name and type:
+  /// `vars.layer<nn::Dense<"dense", float, 4, 8>>()`. A layer with variables is made in this
+  /// store's kind (T::with_gradients<Grad>: a Dense without gradient matrices in a
+  /// ForwardVariableStore). A type with a static `name` (no layer has one today) may leave
+  /// `name` empty. Throws ValueError when `name` already names an object of another type.
+  template <class T, class... Args>
+  typename detail::store_object<T, Grad>::type& layer(std::string_view name, Args&&... args) {
+    using U = typename detail::store_object<T, Grad>::type;
+    if (U* found = find<U>(name)) return *found;
+    return emplace<U>(name, std::forward<Args>(args)...);
+  }
+};
+
+/// tf.compat.v1.get_variable: vars.variable<Name, Scalar, R, C, Rank>(init) as a free function,
+/// for a store whose type is a template parameter (a model_fn's `auto& vars`), where the member
+/// call would need to be spelled `vars.template variable<...>()`, as std::get is to tuples:
+///
+///     auto& W = nn::get_variable<"W", float, 1, 1>(vars);             // glorot_uniform
+///     auto& b = nn::get_variable<"b", float, 1, 1, 1>(vars, nn::zeros{});
+template <fixed_string Name, class Scalar, int R, int C, int Rank = 2, bool G,
+          class Init = glorot_uniform>
+  requires(R != Dynamic && C != Dynamic)
+auto& get_variable(BasicVariableStore<G>& vars, Init init = {}) {
+  return vars.template variable<Name, Scalar, R, C, Rank>(std::move(init));
+}
+
+/// vars.layer<T>(name, args...) as a free function (see get_variable):
+/// `auto& dense = nn::get_layer<nn::Dense<"dense", float, 784, 256>>(vars, "dense");`.
+template <class T, bool G, class... Args>
+auto& get_layer(BasicVariableStore<G>& vars, std::string_view name, Args&&... args) {
+  return vars.template layer<T>(name, std::forward<Args>(args)...);
+}
+
+/// The store of a model that trains (see BasicVariableStore).
+using VariableStore = BasicVariableStore<true>;
+/// The store of a forward-only model: its variables hold no gradient (see BasicVariableStore).
+using ForwardVariableStore = BasicVariableStore<false>;
 
 }  // namespace hookfuse::nn

@@ -22,7 +22,7 @@ namespace hookfuse::detail {
 /// naming the variable. Reads no variable's values.
 class ModelVariables {
  public:
-  explicit ModelVariables(const nn::VariableStore& store) : store_(&store) {}
+  explicit ModelVariables(const nn::VariableStoreBase& store) : store_(&store) {}
 
   template <class E>
   void add(const E& e) {
@@ -68,7 +68,7 @@ class ModelVariables {
     vars_.push_back(checkpoint_variable(*v));
   }
 
-  const nn::VariableStore* store_;
+  const nn::VariableStoreBase* store_;
   std::vector<const void*> seen_;
   std::vector<CheckpointVariable> vars_;
 };
