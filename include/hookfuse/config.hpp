@@ -43,7 +43,7 @@
 /// formatting of a logged tensor) so that the compiler keeps it out of line: the common path of
 /// its callers stays small enough to inline into the fused step. GCC and Clang also optimise it
 /// for size, which at -O3 halves the formatting's compile time in every translation unit that
-/// logs (bench/README.md, "Seventh cut"). A hint only; nothing changes in what the code does.
+/// logs. A hint only; nothing changes in what the code does.
 #if defined(__GNUC__) || defined(__clang__)
 #define HOOKFUSE_COLD [[gnu::cold, gnu::noinline]]
 #else
@@ -52,7 +52,7 @@
 
 /// Keeps a function out of line: one that runs once (at bind) and whose body, inlined into its
 /// caller, would make one function large enough for the optimiser's per-function work to grow
-/// faster than the function (bench/README.md, "Eighteenth cut"). Unlike HOOKFUSE_COLD it does
+/// faster than the function (autodiff/graph.hpp, make_slots). Unlike HOOKFUSE_COLD it does
 /// not mark the function rarely run, so the compiler's estimate of how often the code around its
 /// callers runs, and with it the training step's code, does not change. A hint only; nothing
 /// changes in what the code does.
@@ -78,17 +78,17 @@
 /// model's expression: the builders relu, matmul, add, ..., make_node, Dense::operator(),
 /// detail::get): force-inlined when the compiler does not optimise (-O0, where
 /// GCC otherwise emits every instantiation as a function), left to the inliner when it does
-/// (forcing them there changed its choices elsewhere in the step). The builders forward with
+/// (forcing them there changes its choices elsewhere in the step). The builders forward with
 /// static_cast<X&&>, not std::forward, which -O0 would emit as a function per expression type.
 /// Their template arguments are the entry's own types (detail::forward_op, detail::walk_tape),
-/// never the whole tape's, so a copy the optimiser keeps out of line has a short symbol: when every
-/// per-entry function spelt the tape in its symbol, the compiler's work grew with the square of the
-/// model's size (bench/README.md, "Growth with hooks and layers"). Even inlined, such a function
-/// gets a symbol (GCC names every function it compiles, and every constant it reads), so the
-/// per-node code avoids functions whose arguments are a node's subtree where it can (the
-/// eleventh cut there). Not for a function that recurses
-/// down the expression (detail::walk_tape, detail::same_expr): forced inline, the copy for each
-/// node holds its whole subtree, so the work again grew with the square of the model's depth.
+/// never the whole tape's, so a copy the optimiser keeps out of line has a short symbol: were every
+/// per-entry function to spell the tape in its symbol, the compiler's work would grow with the
+/// square of the model's size (bench/README.md, "Growth with hooks and layers"). Even inlined,
+/// such a function gets a symbol (GCC names every function it compiles, and every constant it
+/// reads), so the per-node code avoids functions whose arguments are a node's subtree where it
+/// can. Not for a function that recurses down the expression (detail::walk_tape,
+/// detail::same_expr): forced inline, the copy for each node would hold its whole subtree, and
+/// the work would again grow with the square of the model's depth.
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(__OPTIMIZE__)
 #define HOOKFUSE_PER_ENTRY_INLINE __attribute__((always_inline))
 #else
@@ -98,7 +98,7 @@
 /// Marks a function whose callees are all inlined into it when the compiler optimises
 /// (GCC's and Clang's flatten): an optimizer's update of one variable (session/optimizer_slots.hpp)
 /// is compiled once per scalar type and called for every variable, and inlined into each call,
-/// as it was when every variable shape had its own copy. Nothing at -O0.
+/// so the step runs the same code as with a copy per variable shape. Nothing at -O0.
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__)
 #define HOOKFUSE_FLATTEN __attribute__((flatten))
 #else

@@ -41,9 +41,9 @@ struct UnaryOp {
 
 /// ReLU's gradient for one element: dout where out > 0, else 0 (a NaN out gives 0, as
 /// `out > 0` is false). An Eigen functor with a packet path: Eigen 3.4's comparisons and
-/// select() have none, so `(out > 0).select(dout, 0)` was a scalar loop that GCC vectorised or
-/// not depending on what it had inlined around it (62,000 instructions per step of the
-/// Fashion-MNIST model at batch 32, bench/README.md).
+/// select() have none, so `(out > 0).select(dout, 0)` is a scalar loop that GCC vectorises or
+/// not depending on what it has inlined around it (a difference of 62,000 instructions per step
+/// of the Fashion-MNIST model at batch 32).
 template <class S>
 struct relu_grad_op {
   EIGEN_STRONG_INLINE S operator()(const S& dout, const S& out) const {

@@ -97,9 +97,9 @@ auto dynamic_view(XRef&& x) {
 /// coefficient-based product: each coefficient is the dot product over the depth, summed in
 /// order, then scaled by alpha. A loop over the operands' data and strides (a Map or the
 /// transpose of one). It computes the same product as the lazy product, which vectorises and may
-/// use FMA, so a coefficient's last bits can differ from what it gave; it compiles to a small
-/// fraction of the lazy product's expression templates (0.2 s at -O0 and 0.3 s at -O3 of the
-/// Fashion-MNIST session; bench/README.md, "Seventh cut"). No product in bench/ is this small.
+/// use FMA, so a coefficient's last bits can differ from it; the loop compiles to a small fraction
+/// of the lazy product's expression templates (which cost 0.2 s at -O0 and 0.3 s at -O3 of the
+/// Fashion-MNIST session). No product in bench/ is this small.
 template <class Dst, class Lhs, class Rhs>
 void small_gemm_add(Dst& dst, const Lhs& lhs, const Rhs& rhs, typename Dst::Scalar alpha) {
   using Scalar = typename Dst::Scalar;
@@ -125,7 +125,7 @@ void small_gemm_add(Dst& dst, const Lhs& lhs, const Rhs& rhs, typename Dst::Scal
 /// `rows` with stride `y_stride` (strides in elements). Eigen's own product reaches the same
 /// kernel through its expression templates (the product's evaluators, the GEMV selector, a
 /// temporary for a strided operand), which cost more to compile than the kernel itself: about
-/// 0.4 s at -O0 and 0.5 s at -O3 for each operand combination (bench/README.md, "Twelfth cut").
+/// 0.4 s at -O0 and 0.5 s at -O3 for each operand combination.
 /// The column-major kernel needs y contiguous, the row-major one x; returns false, touching
 /// nothing, when that stride is not 1 (a view into a larger buffer), and the caller takes the
 /// plain loop instead (the graph's own buffers are contiguous).

@@ -204,8 +204,8 @@ HOOKFUSE_COLD void fail_operand_shapes(std::size_t position, Sh... shapes) {
 // types (its op, kernel and slots, and its operands' slots), not the graph's: the graph calls
 // them from one fold per pass, over the tape positions of a position_list, with the operand
 // slots given by operand_triples. A member of Graph instantiated once per entry has a symbol
-// that spells the whole tape, and the compiler's work grew with the square of the model's size
-// (bench/README.md, "Growth with hooks and layers").
+// that spells the whole tape, so the compiler's work would grow with the square of the model's
+// size (bench/README.md, "Growth with hooks and layers").
 
 /// f applied to the first N of the three operand slots.
 template <std::size_t N, class F, class C0, class C1, class C2>
@@ -818,13 +818,12 @@ class Graph {
   }
   // make_slots and make_kernels run once, at bind, and write one slot or kernel per tape entry into
   // the Graph: a few stores each, a thousand for a 32-layer model. Inlined into the constructor,
-  // with every op slot's stores inlined into them, they made one function whose value numbering and
-  // alias walks (each load checked against the stores before it) grew faster than the model. With
-  // both out of line (HOOKFUSE_NOINLINE) and each op slot built by a call to OpSlot's out-of-line
-  // default constructor, the 32-layer bench/compile/layers_n.cpp compiles in 14% fewer instructions
-  // at -O3, and the training step's code is unchanged (bench/README.md, "Eighteenth cut"). Not
-  // HOOKFUSE_COLD: that also made the compiler treat the code around bind as rarely run, and Adam's
-  // step took 1.6% more instructions.
+  // with every op slot's stores inlined into them, they would make one function whose value
+  // numbering and alias walks (each load checked against the stores before it) grow faster than
+  // the model. So both are out of line (HOOKFUSE_NOINLINE) and each op slot is built by a call to
+  // OpSlot's out-of-line default constructor; the training step's code is the same either way.
+  // Not HOOKFUSE_COLD: that would also make the compiler treat the code around bind as rarely
+  // run, and Adam's step costs more instructions then.
   template <class Entries, std::size_t... I>
   HOOKFUSE_NOINLINE static auto make_slots(const Entries& e, std::index_sequence<I...>) {
     // Each slot is constructed in place from its entry: no temporary copy of its buffers (on a

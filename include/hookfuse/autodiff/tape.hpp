@@ -96,7 +96,7 @@ struct bound_names<NameList<Ns...>> {
 /// is not on the list (names are unique on a list, so the sum has at most one term). A class,
 /// not a constexpr function: the compiler gives every function it calls, even only to evaluate a
 /// constant, a symbol, and this one's would spell the list (the types of the named expressions so
-/// far); naming them all grew faster than the square of the model's depth.
+/// far); naming them all grows faster than the square of the model's depth.
 template <fixed_string Name, class List>
 struct name_index;
 template <fixed_string Name, class... Ns>
@@ -300,8 +300,8 @@ struct flat_kind<T, E, false>
 /// flatten<T, E>: the tape T with E and everything below it added (`tape`, a type), and E's
 /// position on it (`index`). Class templates, not functions with deduced return types: the
 /// compiler instantiates one small class per node and reuses it, where a function per node (its
-/// body, its structured bindings, its return type) cost several times more, and more with depth
-/// (bench/README.md, "Ninth cut").
+/// body, its structured bindings, its return type) costs several times more, and more with
+/// depth.
 template <class T, class E, FlatKind K = flat_kind<T, E>::value>
 struct flatten;
 
@@ -418,7 +418,7 @@ struct TapeWalk {
 /// Walks `e` (entries and names as flatten); returns its position. Throws ValueError when a
 /// name met again names another tensor (check_same_name). Not force-inlined at -O0
 /// (HOOKFUSE_PER_ENTRY_INLINE), nor is same_expr: each node's copy would hold its whole subtree,
-/// and a 32-layer model compiled 3 s slower (bench/README.md, "Eighth cut").
+/// so a model of depth N would compile N copies of sizes 1 to N.
 template <class E>
 inline std::size_t walk_tape(const E& e, TapeWalk& walk) {
   if constexpr (requires { typename E::summarized_type; }) {
@@ -461,9 +461,9 @@ constexpr auto build_entries(std::type_identity<FlatTupleImpl<std::index_sequenc
 /// member functions, then spells the model as its expression does, each name once, instead of
 /// every entry and every name again (twice the characters). GCC's mangler looks each character
 /// of a name up in the list of the symbol's components so far, so a symbol's cost grows with the
-/// square of the model's size; spelling the model once cut the mangler's work on a 32-layer
-/// model by 30% (bench/README.md, "Sixteenth cut"). start_type is the empty tape flatten starts
-/// from (bind_tape finds the loss's position from it too).
+/// square of the model's size; spelling the model once is about 30% less of the mangler's work on
+/// a 32-layer model. start_type is the empty tape flatten starts from (bind_tape finds the loss's
+/// position from it too).
 template <class L, class... Fs>
 struct BoundTape {
   using start_type = Tape<EntryNil, NameList<>>;

@@ -118,8 +118,7 @@ class SecondOrStepTimer {
  private:
   /// should_trigger_for_step at or past not_before_: the first trigger, a time-based timer, a
   /// step timer whose interval has passed. (Kept apart from the one-comparison path above,
-  /// which GCC then lays out better: 8 fewer instructions per step for 10 non-firing hooks in
-  /// bench/hooks_cost.sh.)
+  /// which GCC then lays out better, as bench/hooks_cost.sh counts.)
   bool should_trigger_past(std::int64_t step) const {
     if (!last_step_) return true;
     if (*last_step_ == step) return false;

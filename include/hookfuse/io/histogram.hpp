@@ -24,9 +24,9 @@ namespace detail {
 /// called in place: a lambda is implicitly constexpr and std::vector is constexpr in C++20, so
 /// GCC tries to run a call of it without arguments at compile time (for the static variable's
 /// initializer, and again when folding) and gives up only after the 1551 push_backs, because the
-/// vector's memory outlives the evaluation. That cost 0.6 G front-end instructions in every
-/// translation unit including this header (4% of bench/compile/session_step.cpp through the
-/// umbrella header).
+/// vector's memory outlives the evaluation: 0.6 G front-end instructions in every translation
+/// unit including this header (4% of bench/compile/session_step.cpp through the umbrella
+/// header).
 template <class = void>
 std::vector<double> make_default_histogram_bucket_limits() {
   std::vector<double> positive;

@@ -24,12 +24,12 @@
 // Every optimizer has `learning_rate()` and `set_learning_rate(double)`: the learning rate is
 // read at each update, so a hook may change it between steps (a schedule).
 //
-// Status (issue 11, point 4): Momentum (fused without Nesterov), Adam, RMSProp (plain and
-// centered) and Adagrad with TF1's formulas, defaults and slot names, saved and restored with
-// the session's checkpoint (tests/test_optimizers.cpp). LearningRateSchedulerHook and
-// ReduceLROnPlateauHook call set_learning_rate (through LearningRateRef). Not yet: sparse
-// updates, the benchmark of the Adam step against SGD, and the two-optimizer naming
-// TF uses when a graph holds two ("beta1_power_1").
+// Momentum (fused without Nesterov), Adam, RMSProp (plain and centered) and Adagrad have TF1's
+// formulas, defaults and slot names, and are saved and restored with the session's checkpoint
+// (tests/test_optimizers.cpp). LearningRateSchedulerHook and ReduceLROnPlateauHook call
+// set_learning_rate (through LearningRateRef). Not supported: sparse updates, and the
+// two-optimizer naming TF uses when a graph holds two ("beta1_power_1"); bench/README.md,
+// "Optimizer cost", measures Adam's step against SGD's.
 #pragma once
 
 #include <cmath>

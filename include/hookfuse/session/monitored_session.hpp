@@ -12,7 +12,7 @@
 // gradient product accumulates straight into the weights; for Momentum without Nesterov, into
 // its "Momentum" slot, see graph.hpp's SlotAccumulation). Adam, RMSProp and Adagrad never fuse;
 // their slots (session/optimizer_slots.hpp) are created when the graph is bound. A variable stays unfused, its
-// gradient stored in Variable::grad and applied after the fetches as before, when a hook
+// gradient stored in Variable::grad and applied after the fetches, when a hook
 // requests "gradients/<variable>", when any hook declares `reads_gradients` or is a gradient
 // hook (before_apply_gradients, session/gradient_event.hpp), or when the
 // variable is used more than once in the model. (A hook that requests a variable itself gets a
