@@ -1,6 +1,6 @@
 // bench/compile/graph_stages.cpp: where the compile time of (a) (session_step.cpp) goes, stage by
 // stage, without a session: the Fashion-MNIST model (784 -> 256 ReLU -> 10) bound to a graph and
-// run by hand. Compile it with -DHOOKFUSE_BENCH_STAGE=N (bench/README.md, "Sixth cut"):
+// run by hand. Compile it with -DHOOKFUSE_BENCH_STAGE=N (bench/README.md, "Compile time"):
 //   1: the headers only (autodiff, Dense, GradientDescentOptimizer) and an empty main;
 //   2: + the model and bind() (the tape, the graph's buffers, the initializers);
 //   3: + feeds and forward();

@@ -4,7 +4,7 @@
 // and the four hooks' work kept trivial (a step counter, stop at a step, a NaN check on the loss,
 // a log line with printf every 100 steps). One step on a static batch of 32 zero pixels.
 // -DHOOKFUSE_BENCH_FORWARD_ONLY leaves out the backward pass and the update (bench/README.md,
-// "Sixth cut"). Not a CMake target; bench/compile_time.sh compiles it (-c). It also links and runs:
+// "Compile time"). Not a CMake target; bench/compile_time.sh compiles it (-c). It also links and runs:
 //   c++ -std=c++20 -O3 -DNDEBUG -isystem /usr/include/eigen3 bench/compile/hand_step.cpp
 #include <Eigen/Dense>
 #include <cmath>
