@@ -1,24 +1,15 @@
 // hookfuse/session/session_options.hpp: MonitoredTrainingSession's checkpoint and summary options
-// under TensorFlow's argument names, chief-only hooks, and the hook list they make.
+// under TensorFlow's argument names (SessionOptions), chief-only hooks, and the hook list they
+// make. For a chief, as tf.compat.v1.train.MonitoredTrainingSession: the chief-only hooks, the
+// default hooks (a StepCounterHook and a SummarySaverHook writing into summary_dir, then the
+// CheckpointSaverHook), then the user's hooks; a non-chief gets the user's hooks only. Which of
+// them run is decided at construction (ConditionalHook), so session.hook<I>() positions are the
+// same either way. The fields and what the session does with them: docs/session-options.md.
 //
-// tf.compat.v1.train.MonitoredTrainingSession(is_chief, checkpoint_dir, hooks, chief_only_hooks,
-// save_checkpoint_secs, save_summaries_steps, save_summaries_secs, log_step_count_steps,
-// save_checkpoint_steps, summary_dir) for a chief runs, in this order: the chief-only hooks, the
-// default hooks it installs (a StepCounterHook and a SummarySaverHook writing into summary_dir,
-// which defaults to checkpoint_dir, then the CheckpointSaverHook, when checkpoint_dir is given),
-// then the user's hooks; it restores the latest checkpoint of checkpoint_dir while
-// creating the session, before any hook's after_create_session. A non-chief gets the user's hooks
-// only and neither restores nor saves (its chief does). The session's hook tuple has the same
-// order; which chief-only hooks and which default hooks run is decided at construction
-// (ConditionalHook).
-//
-// The summary hooks write files, so they run in hosted builds with the io layer (where
-// <hookfuse/hookfuse.hpp> includes it: not HOOKFUSE_CORE_ONLY, HOOKFUSE_NO_EXCEPTIONS or
-// HOOKFUSE_EMBEDDED; the macro HOOKFUSE_SESSION_SUMMARIES below says so). There a session made
-// with SessionOptions needs <hookfuse/hooks/summary_saver_hook.hpp> (the umbrella header
-// includes it), as SessionOptions<> needs io::Saver. Other builds have the same options and hook
-// slots (the same session.hook<I>() positions), but the two slots stay empty: a checkpoint_dir
-// writes no event file there, and an explicit summary_dir is a ValueError.
+// The summary hooks write files, so they run in hosted builds with the io layer (the macro
+// HOOKFUSE_SESSION_SUMMARIES below says so); there a session made with SessionOptions needs
+// <hookfuse/hooks/summary_saver_hook.hpp> (the umbrella header includes it), as SessionOptions<>
+// needs io::Saver. Other builds keep the two slots empty.
 #pragma once
 
 #include <boost/hana/tuple.hpp>
@@ -75,69 +66,8 @@ using warm_start_t = typename warm_start_of<S>::type;
 
 /// Checkpoint and summary options of a MonitoredTrainingSession, under TensorFlow's argument
 /// names and in their order (set them by name: `SessionOptions{.checkpoint_dir = "d",
-/// .save_checkpoint_steps = 50}`):
-///   is_chief               this process restores and saves (TF: the chief); false: neither,
-///                          and the chief-only hooks do not run.
-///   checkpoint_dir         where checkpoints are restored from and saved to; empty: none are
-///                          (no restore, no CheckpointSaverHook).
-///   save_checkpoint_secs   save every that many seconds. When neither this nor
-///   save_checkpoint_steps  (save every that many global steps) is given, every 600 s, as
-///                          TensorFlow's default. A value <= 0 (and the other not given)
-///                          installs no saver hook (the latest checkpoint is still restored).
-///                          Both given: std::invalid_argument from the hook's timer (TensorFlow:
-///                          ValueError "Can not provide both every_secs and every_steps").
-///   max_to_keep            for the saver the session makes (SaverOptions; default 5); with
-///                          `saver` given, it is that saver's business (ValueError if set too).
-///   restore_fallback       for the saver the session makes, as max_to_keep: what the restore
-///                          does when the checkpoint the state file names has lost files or
-///                          fails its checks. Not set (io::RestoreFallback::none, TensorFlow's
-///                          behaviour): the constructor throws an error naming the file and the
-///                          newest intact checkpoint listed, before any hook's
-///                          after_create_session, and writes nothing (no checkpoint, no state
-///                          file, no event file). io::RestoreFallback::newest_intact (not in
-///                          TensorFlow): the newest intact checkpoint listed is restored, with a
-///                          WARNING line through `logger` saying which and why.
-///   saver                  the CheckpointSaver that saves and restores; empty: the session makes
-///                          Saver(SaverOptions{.max_to_keep}).
-///   warm_start_from        initial values from another checkpoint (TF: Estimator's
-///                          warm_start_from, init_from_checkpoint while building the graph):
-///                          `.warm_start_from = io::WarmStart{"pretrained/", {{"/", "/"}}}`.
-///                          Applied after binding and before the restore from checkpoint_dir,
-///                          so a checkpoint already there wins (a restarted run resumes its own
-///                          training); its errors (a missing name, a dtype or shape mismatch)
-///                          are thrown by the constructor, before any hook runs or any file is
-///                          written. Applied in every process, chief or not (each holds its own
-///                          variables). global_step is not warm-started (Estimator warm-starts
-///                          trainable variables only): the run starts at step 0. Its type is the
-///                          saver's warm_start_type (io::WarmStart for io::Saver; a saver without
-///                          one cannot warm start).
-///   summary_dir            where the default summary hooks write their one event file (the
-///                          directory's shared writer, io::SummaryWriterCache); empty: the
-///                          checkpoint_dir (TF: `summary_dir or checkpoint_dir`). Both empty, or
-///                          a non-chief: no summary hooks, no event file.
-///   save_summaries_steps   the SummarySaverHook writes every that many global steps, or every
-///   save_summaries_secs    that many seconds. Neither given: every 100 steps (TF's
-///                          USE_DEFAULT). One given: only that one. A value <= 0 (the other not
-///                          given) installs no SummarySaverHook. Both given: std::invalid_argument
-///                          from its timer, as TF's ValueError. It writes SessionLog START and
-///                          every summary declared in the model (summary::merge_all_t of the
-///                          loss and the session's extras: TF's scaffold summary_op, merge_all),
-///                          at global steps 1, 101, 201, ... from step 0.
-///   log_step_count_steps   the StepCounterHook logs and writes "global_step/sec" every that many
-///                          global steps (100, TF's default; <= 0: no StepCounterHook). From step
-///                          0 its first rate is at step 101 (step 1 sets the baseline).
-///   clock, logger          the default hooks' time source and log ("Saving checkpoints for ...",
-///                          "global_step/sec: ...", "Initialize variable ... from checkpoint
-///                          ...").
-///   flush_denormals        true (the default): while a run computes (forward, backward,
-///                          gradient hooks, fetches, update) float and double results below the
-///                          normal range become 0 and such inputs are read as 0, on this thread,
-///                          as TensorFlow runs its CPU ops (port::ScopedFlushDenormal); the
-///                          caller's mode is restored when the computation ends, hooks' other
-///                          events run in it. x86 (FTZ, and DAZ where the CPU has SSE3),
-///                          AArch64 and Arm with an FPU (FZ); elsewhere nothing changes. It
-///                          keeps a decaying Adam or Momentum slot from slowing a step several
-///                          times over on x86 (bench/README.md). false: IEEE 754 denormals.
+/// .save_checkpoint_steps = 50}`). Every field's meaning, default and TensorFlow counterpart, and
+/// what the session does with them: docs/session-options.md.
 /// `Saver` is the saver type (DefaultSaver, io::Saver, unless given: SessionOptions<MySaver>{...});
 /// SessionOptions<> therefore needs <hookfuse/io/saver.hpp> (hookfuse.hpp includes it in
 /// non-core builds).
