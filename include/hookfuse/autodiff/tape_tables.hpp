@@ -5,8 +5,8 @@
 // operand, whether an operand's adjoint gets its first contribution at a given op, whether a
 // variable's only consumer lets its update be fused, and the name of an entry. Asked entry by
 // entry through recursive templates and folds over the whole tape, they cost one template
-// instantiation per pair of entries, so a model's compile time grew with the square of its size
-// (a model of L dense layers has 5L + 3 entries). Here each is one constexpr array per tape (or
+// instantiation per pair of entries, so a model's compile time would grow with the square of its
+// size (a model of L dense layers has 5L + 3 entries). Here each is one constexpr array per tape (or
 // per tape and target entry), filled by a loop; a query reads one element.
 #pragma once
 
