@@ -22,8 +22,8 @@
 //                    They say when they are idle (SkipsIdleRuns, as LoggingTensorHook does):
 //                    a non-firing run calls none of them.
 //   fused_called/hooks:N  the same without idle_runs() / skip_runs(): the session calls every
-//                    hook every run (the fused path before the idle fast path, and what a
-//                    session with any hook that cannot say when it is idle does).
+//                    hook every run (what a session with any hook that cannot say when it
+//                    is idle does).
 //   virtual/hooks:N  the same hooks as VirtualLossHook<I>, classes derived from an abstract
 //                    VirtualHook, held in a std::vector<std::unique_ptr<VirtualHook>> and driven
 //                    by one hookfuse hook, VirtualHookAdapter, as a user would bolt a TensorFlow-
