@@ -113,6 +113,16 @@ auto named_loss(E e) {
     return Named<"loss", E>{std::move(e)};
 }
 
+/// ValueError naming `model_dir` when it exists and is not a directory (TF's gfile would fail
+/// later, deep in the first writer, with the OS error alone).
+inline void check_model_dir(const std::string& model_dir, const char* who) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(std::filesystem::path(model_dir), ec);
+  if (std::filesystem::exists(st) && !std::filesystem::is_directory(st))
+    fail<ValueError>(std::string(who) + ": model_dir must be a directory, but " + model_dir +
+                     " exists and is not one.");
+}
+
 /// The global step of model_dir's latest checkpoint, 0 when there is none (TF:
 /// _load_global_step_from_checkpoint_dir).
 inline std::int64_t checkpoint_global_step(const std::string& model_dir) {
@@ -209,7 +219,8 @@ class Estimator {
   /// model_dir's latest checkpoint (warm_start_from applies only when there is none), logs
   /// "Loss for final step: X." and, through the saver hook's end(), saves the last step.
   /// Errors: ValueError for bad steps / max_steps ("Must specify steps > 0, given: 0", "Can not
-  /// provide both steps and max_steps."), for a model variable the VariableStore does not own,
+  /// provide both steps and max_steps."), for a model_dir that exists and is not a directory
+  /// (nothing written), for a model variable the VariableStore does not own,
   /// or a train_op not made with vars.global_step(); the session's and saver's errors.
   template <class InputFn, class Hooks = boost::hana::tuple<>,
             class Listeners = boost::hana::tuple<>>
@@ -223,6 +234,7 @@ class Estimator {
     if (args.max_steps && *args.max_steps <= 0)
       detail::fail<ValueError>("Estimator.train: Must specify max_steps > 0, given: " +
                                std::to_string(*args.max_steps));
+    detail::check_model_dir(config_.model_dir, "Estimator.train");
     if (args.max_steps) {
       const std::int64_t start = detail::checkpoint_global_step(config_.model_dir);
       if (*args.max_steps <= start) {
