@@ -16,12 +16,29 @@
 
 namespace hookfuse::metrics {
 
+namespace detail {
+
+/// What every total / count metric shows: value() = total / count (0 while count is 0), the two
+/// float32 local variables, and reset() (local_variables_initializer).
+class TotalCountMetric {
+ public:
+  [[nodiscard]] float value() const { return state_.value(); }
+  [[nodiscard]] float total() const { return state_.total; }
+  [[nodiscard]] float count() const { return state_.count; }
+  void reset() { state_.reset(); }
+
+ protected:
+  TotalCount state_;
+};
+
+}  // namespace detail
+
 /// tf.compat.v1.metrics.mean(values, weights): total += sum(values * weights), count +=
 /// sum(weights) (weights default to 1), value = total / count, 0 before any update (div_no_nan).
 /// `values` [batch, k], any arithmetic scalar, cast to float32 before summing as TF does.
 /// `weights` broadcast to the values: [1, 1], [batch, 1], [1, k] or [batch, k]; other shapes
 /// throw ValueError, and the metric is unchanged.
-class Mean {
+class Mean : public detail::TotalCountMetric {
  public:
   static constexpr int num_inputs = 1;
 
@@ -50,15 +67,6 @@ class Mean {
     return state_.add(sum, count);
   }
 
-  /// total / count; 0 while count is 0.
-  [[nodiscard]] float value() const { return state_.value(); }
-  /// The local variables (float32): sum of the weighted values, sum of the weights.
-  [[nodiscard]] float total() const { return state_.total; }
-  [[nodiscard]] float count() const { return state_.count; }
-  void reset() { state_.reset(); }
-
- private:
-  detail::TotalCount state_;
 };
 
 namespace detail {
@@ -119,7 +127,7 @@ struct AbsoluteDifference {
 /// columns), as Mean: MeanSquaredError and MeanAbsoluteError. `labels` and `predictions`
 /// [batch, k] of the same shape (ValueError otherwise, nothing updated); `weights` as for Mean.
 template <class Difference>
-class MeanOfDifference {
+class MeanOfDifference : public detail::TotalCountMetric {
  public:
   static constexpr int num_inputs = 2;
 
@@ -138,13 +146,6 @@ class MeanOfDifference {
     return detail::mean_of_elementwise(state_, Difference::who, l, p, w, Difference{});
   }
 
-  [[nodiscard]] float value() const { return state_.value(); }
-  [[nodiscard]] float total() const { return state_.total; }
-  [[nodiscard]] float count() const { return state_.count; }
-  void reset() { state_.reset(); }
-
- private:
-  detail::TotalCount state_;
 };
 
 /// tf.compat.v1.metrics.mean_squared_error(labels, predictions, weights): the mean of
@@ -164,7 +165,7 @@ using MeanAbsoluteError = MeanOfDifference<detail::AbsoluteDifference>;
 /// Any arithmetic scalar types. Rows that differ, or any other pair of shapes, throw ValueError
 /// naming both shapes, and nothing is updated. `weights` as for Mean, broadcast to is_correct
 /// ([batch, 1] in the arg-max form).
-class Accuracy {
+class Accuracy : public detail::TotalCountMetric {
  public:
   static constexpr int num_inputs = 2;
 
@@ -192,13 +193,6 @@ class Accuracy {
         l, p, cols, [&w](Eigen::Index i, Eigen::Index j) { return detail::weight_at(w, i, j); });
     return state_.add(correct, count);
   }
-
-  /// total / count: the fraction (or weighted fraction) of correct predictions so far; 0 before
-  /// any update.
-  [[nodiscard]] float value() const { return state_.value(); }
-  [[nodiscard]] float total() const { return state_.total; }
-  [[nodiscard]] float count() const { return state_.count; }
-  void reset() { state_.reset(); }
 
  private:
   static constexpr const char* who = "hookfuse::metrics::Accuracy";
@@ -228,8 +222,6 @@ class Accuracy {
       }
     return sum;
   }
-
-  detail::TotalCount state_;
 };
 
 }  // namespace hookfuse::metrics
