@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "capturing_logger.hpp"
+#include "checkpoint_session_model.hpp"
 #include "checkpoint_test_vars.hpp"
 #include "error_of.hpp"
 #include "temp_dir.hpp"
@@ -42,14 +43,12 @@ using hookfuse_test::TempDir;
 using hookfuse_test::test_var;
 using hookfuse_test::TestVar;
 
-namespace {
+using hookfuse_test::all_files_in;
+using hookfuse_test::DenseModel;
+using hookfuse_test::run_until_stop;
+using hookfuse_test::StepInput;
 
-/// Every file name in `dir`, sorted.
-std::set<std::string> all_files_in(const fs::path& dir) {
-  std::set<std::string> out;
-  for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().filename().string());
-  return out;
-}
+namespace {
 
 /// w [2, 3] float, b [3] float, global_step int64 [], set to a function of the step.
 struct SmallModel {
@@ -82,54 +81,6 @@ void save_10_and_20(const fs::path& dir) {
     m.set(s);
     (void)saver.save(m.vars(), (dir / "model.ckpt").string(), s);
   }
-}
-
-/// A Dense classifier x [batch, 3] -> logits [batch, 2]: dense/kernel [3, 2], dense/bias [2].
-struct DenseModel {
-  Placeholder<"x", float, 3> x;
-  Placeholder<"labels", std::int32_t, 1> labels;
-  nn::Dense<"dense", float, 3, 2> dense;
-  GlobalStep gs;
-  DenseModel() = default;
-  DenseModel(const DenseModel&) = delete;
-  auto train_op() {
-    auto loss = named<"loss">(sparse_softmax_cross_entropy(labels, dense(x)));
-    return GradientDescentOptimizer(0.1).minimize(loss, gs);
-  }
-  std::vector<float> weights() const {
-    std::vector<float> out(dense.kernel.value.data(), dense.kernel.value.data() + 6);
-    out.insert(out.end(), dense.bias.value.data(), dense.bias.value.data() + 2);
-    return out;
-  }
-  void fill(float v) {
-    dense.kernel.value.setConstant(v);
-    dense.bias.value.setConstant(v);
-  }
-};
-
-/// Two rows whose values depend on the global step, so the weights differ at every step.
-struct StepInput {
-  const GlobalStep* gs;
-  float x[6] = {};
-  std::int32_t y[2] = {};
-  bool next() {
-    const auto s = static_cast<float>(gs->value % 7);
-    for (int i = 0; i < 6; ++i) x[i] = 0.25f * static_cast<float>(i) - 0.1f * s;
-    y[0] = static_cast<std::int32_t>(gs->value % 2);
-    y[1] = 1 - y[0];
-    return true;
-  }
-  Index batch_size() const { return 2; }
-  template <class G>
-  void feed(G& g) {
-    g.template feed<"x">(x, 2, 3);
-    g.template feed<"labels">(y, 2);
-  }
-};
-
-template <class Session>
-void run_until_stop(Session& session) {
-  while (!session.should_stop()) session.run();
 }
 
 }  // namespace

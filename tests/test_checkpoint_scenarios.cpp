@@ -22,6 +22,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "checkpoint_session_model.hpp"
 #include "checkpoint_test_vars.hpp"
 #include "error_of.hpp"
 #include "skip.hpp"
@@ -39,59 +40,12 @@ static_assert(std::is_same_v<decltype(SessionOptions{}), SessionOptions<io::Save
 static_assert(
     std::is_same_v<decltype(SessionOptions{}.warm_start_from), std::optional<io::WarmStart>>);
 
+using hookfuse_test::all_files_in;
+using hookfuse_test::DenseModel;
+using hookfuse_test::run_until_stop;
+using hookfuse_test::StepInput;
+
 namespace {
-
-/// A Dense classifier x [batch, 3] -> logits [batch, 2] (TF: tf.layers.dense(x, 2)): variables
-/// dense/kernel [3, 2] and dense/bias [2].
-struct DenseModel {
-  Placeholder<"x", float, 3> x;
-  Placeholder<"labels", std::int32_t, 1> labels;
-  nn::Dense<"dense", float, 3, 2> dense;
-  GlobalStep gs;
-  DenseModel() = default;
-  DenseModel(const DenseModel&) = delete;
-  auto train_op() {
-    auto loss = named<"loss">(sparse_softmax_cross_entropy(labels, dense(x)));
-    return GradientDescentOptimizer(0.1).minimize(loss, gs);
-  }
-  /// Overwrites every weight with `v` (so a restore or warm start is visible).
-  void fill(float v) {
-    dense.kernel.value.setConstant(v);
-    dense.bias.value.setConstant(v);
-  }
-};
-
-/// Two rows whose values depend on the global step, so the weights differ at every step.
-struct StepInput {
-  const GlobalStep* gs;
-  float x[6] = {};
-  std::int32_t y[2] = {};
-  bool next() {
-    const auto s = static_cast<float>(gs->value % 7);
-    for (int i = 0; i < 6; ++i) x[i] = 0.25f * static_cast<float>(i) - 0.1f * s;
-    y[0] = static_cast<std::int32_t>(gs->value % 2);
-    y[1] = 1 - y[0];
-    return true;
-  }
-  Index batch_size() const { return 2; }
-  template <class G>
-  void feed(G& g) {
-    g.template feed<"x">(x, 2, 3);
-    g.template feed<"labels">(y, 2);
-  }
-};
-
-template <class Session>
-void run_until_stop(Session& session) {
-  while (!session.should_stop()) session.run();
-}
-
-/// Every file name in `dir`, sorted.
-std::set<std::string> all_files_in(const fs::path& dir) {
-  std::set<std::string> out;
-  for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().filename().string());
-  return out;
-}
 
 /// Every file name in `dir` but the event file that a chief's default summary hooks write into
 /// its checkpoint_dir (TF's summary_dir default; test_summary_session_defaults checks that file).
