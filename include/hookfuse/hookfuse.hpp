@@ -70,6 +70,9 @@
 
 #if !defined(HOOKFUSE_CORE_ONLY) && !defined(HOOKFUSE_NO_EXCEPTIONS)
 #include "hookfuse/estimator/estimator.hpp"
+#include "hookfuse/estimator/exporter.hpp"
+#include "hookfuse/estimator/train_spec.hpp"
+#include "hookfuse/estimator/training.hpp"
 #include "hookfuse/hooks/summary_saver_hook.hpp"
 #include "hookfuse/hooks/variable_initialization_hook.hpp"
 #include "hookfuse/io/init_from_checkpoint.hpp"

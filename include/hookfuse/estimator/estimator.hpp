@@ -220,7 +220,9 @@ class Estimator {
   /// "Loss for final step: X." and, through the saver hook's end(), saves the last step.
   /// Errors: ValueError for bad steps / max_steps ("Must specify steps > 0, given: 0", "Can not
   /// provide both steps and max_steps."), for a model_dir that exists and is not a directory
-  /// (nothing written), for a model variable the VariableStore does not own,
+  /// (nothing written), for saving_listeners without a checkpoint cadence (RunConfig's
+  /// save_checkpoints_steps or _secs <= 0: "There should be a CheckpointSaverHook to use
+  /// saving_listeners. ..."), for a model variable the VariableStore does not own,
   /// or a train_op not made with vars.global_step(); the session's and saver's errors.
   template <class InputFn, class Hooks = boost::hana::tuple<>,
             class Listeners = boost::hana::tuple<>>
@@ -242,6 +244,14 @@ class Estimator {
         return *this;
       }
     }
+    const std::optional<double> ckpt_secs = config_.checkpoint_secs();
+    const bool saves = (ckpt_secs && *ckpt_secs > 0) ||
+                       (config_.save_checkpoints_steps && *config_.save_checkpoints_steps > 0);
+    if (decltype(boost::hana::length(saving_listeners))::value > 0 && !saves)
+      detail::fail<ValueError>(
+          "Estimator.train: There should be a CheckpointSaverHook to use saving_listeners. "
+          "Please set one of the RunConfig.save_checkpoints_steps or "
+          "RunConfig.save_checkpoints_secs.");
     auto in = make_input(input_fn);
     nn::VariableStore vars;
     if (config_.tf_random_seed) vars.seed = static_cast<std::uint64_t>(*config_.tf_random_seed);
@@ -264,9 +274,6 @@ class Estimator {
                      .keep_checkpoint_every_n_hours = config_.keep_checkpoint_every_n_hours});
     const detail::SaverRef saver_ref{&saver};
     using CkptHook = CheckpointSaverHook<detail::SaverRef, Listeners, C, L>;
-    const std::optional<double> ckpt_secs = config_.checkpoint_secs();
-    const bool saves = (ckpt_secs && *ckpt_secs > 0) ||
-                       (config_.save_checkpoints_steps && *config_.save_checkpoints_steps > 0);
     ConditionalHook<CkptHook> ckpt_hook;
     if (saves)
       ckpt_hook.emplace(config_.model_dir,
