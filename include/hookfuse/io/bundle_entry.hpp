@@ -27,14 +27,14 @@ struct BundleEntry {
   std::string key;          ///< the tensor's name, e.g. "dense/kernel" (never empty)
   DataType dtype{};         ///< any value; only the TensorElement dtypes read as numbers
   TensorShape shape;        ///< TensorFlow shape; rank 0 for a scalar
-  std::int64_t shard_id{};  ///< data file index; always 0 (one shard)
+  std::int64_t shard_id{};  ///< the data file holding it: "P.data-<shard_id>-of-<num_shards>"
   std::int64_t offset{};    ///< first byte in the data file
   std::int64_t size{};      ///< byte count in the data file
   std::uint32_t crc32c{};   ///< masked CRC32C of those bytes (io/crc32c.hpp, mask_crc)
   bool sliced{};            ///< a partitioned variable (`slices` set): listed, not readable
 };
 
-/// The data file index written by a single BundleWriter, and the only one read.
+/// The shard count a single BundleWriter writes (readers take any count >= 1).
 inline constexpr std::int32_t kTensorBundleNumShards = 1;
 /// TensorFlow's kTensorBundleVersion (producer) and kTensorBundleMinConsumer.
 inline constexpr std::int32_t kTensorBundleVersion = 1;

@@ -329,7 +329,8 @@ class BasicSaver {
   /// when there is no `P.index` (TensorFlow's), naming the files expected and found and the
   /// latest checkpoint of P's directory; io::DataLossError when `prefix` is one file of a
   /// checkpoint ("P.index", "P.data-00000-of-00001"), naming the prefix to pass;
-  /// io::NotFoundError for a missing data file or when only names are missing;
+  /// io::NotFoundError for a missing data file holding a tensor restored (a shard holding
+  /// none of them is not opened, as in TensorFlow) or when only names are missing;
   /// hookfuse::ValueError for a dtype or shape mismatch, a conflicting key present, or a bad
   /// variable list, each naming the variables, both dtypes and shapes, and the index file;
   /// io::DataLossError for a corrupt checkpoint.
