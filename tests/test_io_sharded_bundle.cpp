@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <hookfuse/io/bundle_merge.hpp>
 #include <hookfuse/io/init_from_checkpoint.hpp>
 #include <hookfuse/io/saver.hpp>
 #include <hookfuse/io/tensor_bundle.hpp>
@@ -229,4 +230,133 @@ TEST_CASE("an entry whose shard_id is out of range is refused naming the field")
                    Catch::Contains("shard_id (field 3) is 1, expected 0 (the header's "
                                    "num_shards is 1)"));
   }
+}
+
+// ---- writing: io::Saver with sharded = true ------------------------------------------------
+
+namespace {
+
+struct ShardedOptions {  // the fields io::Saver reads from the session's SaverOptions
+  int max_to_keep = 5;
+  double keep_checkpoint_every_n_hours = 10000.0;
+  bool sharded = true;
+  int num_shards = 2;
+};
+
+}  // namespace
+
+TEST_CASE("Saver with sharded = true writes one index and a data file per shard, round-robin") {
+  TempDir dir;
+  std::vector<float> w = {1.0f, 2.0f, 3.0f, 4.0f}, b = {0.5f, -0.5f};
+  std::int64_t step = 7;
+  const std::vector<TestVar> vars = {test_var("dense/kernel", {2, 2}, w),
+                                     test_var("dense/bias", {2}, b), test_var("global_step", step)};
+  io::Saver saver(ShardedOptions{});
+  const std::string prefix = saver.save(vars, (dir / "model.ckpt").string(), 7);
+  CHECK(dir.files() == std::vector<std::string>{"checkpoint", "model.ckpt-7.data-00000-of-00002",
+                                                "model.ckpt-7.data-00001-of-00002",
+                                                "model.ckpt-7.index"});
+  const io::BundleReader r(prefix);
+  CHECK(r.num_shards() == 2);
+  // Variable i in shard i mod 2: kernel and global_step in shard 0, bias in shard 1.
+  CHECK(r.entry("dense/kernel").shard_id == 0);
+  CHECK(r.entry("global_step").shard_id == 0);
+  CHECK(r.entry("dense/bias").shard_id == 1);
+  CHECK(r.entry("dense/bias").offset == 0);
+  CHECK(fs::file_size(shard_file(dir / "model.ckpt-7", 1)) == 8);
+  CHECK(r.lookup<float>("dense/kernel") == w);
+
+  std::vector<float> w2(4, 0.0f), b2(2, 0.0f);
+  std::int64_t step2 = 0;
+  const std::vector<TestVar> into = {test_var("dense/kernel", {2, 2}, w2),
+                                     test_var("dense/bias", {2}, b2),
+                                     test_var("global_step", step2)};
+  io::Saver fresh(ShardedOptions{});
+  CHECK(fresh.restore_latest(into, dir.path().string()) == prefix);
+  CHECK(w2 == w);
+  CHECK(b2 == b);
+  CHECK(step2 == 7);
+}
+
+TEST_CASE("a sharded save keeps at most one shard per variable and refuses num_shards 0") {
+  TempDir dir;
+  std::vector<float> v = {1.0f};
+  const std::vector<TestVar> vars = {test_var("v", {1}, v)};
+  io::Saver saver(ShardedOptions{.num_shards = 4});
+  const std::string prefix = saver.save(vars, (dir / "model.ckpt").string(), 1);
+  CHECK(io::BundleReader(prefix).num_shards() == 1);
+  CHECK(fs::exists(dir / "model.ckpt-1.data-00000-of-00001"));
+  CHECK_THAT(error_of<hookfuse::ValueError>([] { io::Saver s(ShardedOptions{.num_shards = 0}); }),
+             Catch::Contains("num_shards must be >= 1") && Catch::Contains("got 0"));
+}
+
+TEST_CASE("a sharded save killed before its merge leaves the previous checkpoint current") {
+  TempDir dir;
+  std::vector<float> v = {1.0f, 2.0f}, u = {3.0f};
+  const std::vector<TestVar> vars = {test_var("v", {2}, v), test_var("u", {1}, u)};
+  {
+    io::Saver saver(ShardedOptions{});
+    saver.save(vars, (dir / "model.ckpt").string(), 1);
+  }
+  const std::string state = hookfuse_test::read_text(dir / "checkpoint");
+  // What a kill during the save of step 2 leaves: its shards written under "model.ckpt-2_temp/"
+  // and one data file already renamed, but no "model.ckpt-2.index".
+  fs::create_directory(dir / "model.ckpt-2_temp");
+  {
+    io::BundleWriter part(dir / "model.ckpt-2_temp" / "part-00000-of-00002");
+    part.add("v", {2}, std::vector<float>{9.0f, 9.0f});
+    part.finish();
+    io::BundleWriter part1(dir / "model.ckpt-2_temp" / "part-00001-of-00002");
+    part1.add("u", {1}, std::vector<float>{9.0f});
+    part1.finish();
+  }
+  fs::rename(dir / "model.ckpt-2_temp" / "part-00000-of-00002.data-00000-of-00001",
+             dir / "model.ckpt-2.data-00000-of-00002");
+
+  CHECK(io::latest_checkpoint(dir.path()) == fs::path(dir / "model.ckpt-1"));
+  std::fill(v.begin(), v.end(), 0.0f);
+  io::Saver restarted(ShardedOptions{});
+  CHECK(restarted.restore_latest(vars, dir.path().string()) == (dir / "model.ckpt-1").string());
+  CHECK(v == std::vector<float>{1.0f, 2.0f});
+  CHECK(hookfuse_test::read_text(dir / "checkpoint") == state);
+  // The next save removes the orphans and saves step 2 whole.
+  v = {5.0f, 6.0f};
+  restarted.save(vars, (dir / "model.ckpt").string(), 2);
+  CHECK(dir.files() ==
+        std::vector<std::string>{"checkpoint", "model.ckpt-1.data-00000-of-00002",
+                                 "model.ckpt-1.data-00001-of-00002", "model.ckpt-1.index",
+                                 "model.ckpt-2.data-00000-of-00002",
+                                 "model.ckpt-2.data-00001-of-00002", "model.ckpt-2.index"});
+  CHECK(io::BundleReader(dir / "model.ckpt-2").lookup<float>("v") == v);
+}
+
+TEST_CASE("merge_bundles renumbers the shards and refuses a key in two inputs") {
+  TempDir dir;
+  const auto a = dir / "a";
+  const auto b = dir / "b";
+  {
+    io::BundleWriter wa(a);
+    wa.add("x", {}, std::vector<float>{1.0f});
+    wa.finish();
+    io::BundleWriter wb(b);
+    wb.add("y", {}, std::vector<double>{2.0});
+    wb.add("x", {}, std::vector<float>{3.0f});
+    wb.finish();
+  }
+  const std::vector<fs::path> parts = {a, b};
+  CHECK_THAT(error_of<hookfuse::ValueError>([&] { io::merge_bundles(parts, dir / "m"); }),
+             Catch::Contains("Duplicate tensor keyed by x"));
+  CHECK_FALSE(fs::exists(dir / "m.index"));
+  {
+    io::BundleWriter wb(b);
+    wb.add("y", {}, std::vector<double>{2.0});
+    wb.finish();
+  }
+  io::merge_bundles(parts, dir / "m");
+  CHECK(dir.files() ==
+        std::vector<std::string>{"m.data-00000-of-00002", "m.data-00001-of-00002", "m.index"});
+  const io::BundleReader m(dir / "m");
+  CHECK(m.entry("y").shard_id == 1);
+  CHECK(m.lookup<float>("x") == std::vector<float>{1.0f});
+  CHECK(m.lookup<double>("y") == std::vector<double>{2.0});
 }

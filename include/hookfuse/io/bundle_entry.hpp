@@ -55,15 +55,15 @@ struct BundleHeader {
 
 // ---- encoding ---------------------------------------------------------------------------
 
-/// BundleHeaderProto{num_shards: 1, endianness: LITTLE (default, omitted), version{producer: 1}}:
-/// the bytes 08 01 1a 02 08 01 of every TensorFlow checkpoint.
+/// BundleHeaderProto{num_shards, endianness: LITTLE (default, omitted), version{producer: 1}}:
+/// for one shard, the bytes 08 01 1a 02 08 01 of every single-writer TensorFlow checkpoint.
 template <class = void>
-[[nodiscard]] std::string encode_header() {
+[[nodiscard]] std::string encode_header(std::int32_t num_shards = kTensorBundleNumShards) {
   std::string version;
   protozero::pbf_writer(version).add_int32(1, kTensorBundleVersion);
   std::string out;
   protozero::pbf_writer w(out);
-  w.add_int32(1, kTensorBundleNumShards);
+  w.add_int32(1, num_shards);
   w.add_message(3, version);
   return out;
 }
