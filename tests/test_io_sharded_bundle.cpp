@@ -265,6 +265,7 @@ TEST_CASE("Saver with sharded = true writes one index and a data file per shard,
   CHECK(r.entry("dense/bias").offset == 0);
   CHECK(fs::file_size(shard_file(dir / "model.ckpt-7", 1)) == 8);
   CHECK(r.lookup<float>("dense/kernel") == w);
+  CHECK(io::load_checkpoint(dir.path()).get_tensor<float>("dense/bias") == b);
 
   std::vector<float> w2(4, 0.0f), b2(2, 0.0f);
   std::int64_t step2 = 0;
