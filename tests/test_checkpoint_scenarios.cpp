@@ -155,6 +155,48 @@ TEST_CASE(
   CHECK(io::latest_checkpoint(D) == std::optional<fs::path>(D / "model.ckpt-150"));
 }
 
+TEST_CASE("Scenario: a sharded saver writes two-shard checkpoints a restarted session resumes from",
+          "[checkpoint][scenario]") {
+  // io::Saver(SaverOptions{.sharded = true}): variables dense/kernel, dense/bias, global_step
+  // (the session's list order) go to shards 0, 1, 0. Saves at 0, 10, 20; max_to_keep 2 keeps
+  // -10 and -20 with both shards each; no "_temp" directory is left.
+  TempDir dir("sharded");
+  const fs::path D = dir.path;
+  {
+    DenseModel m;
+    MonitoredTrainingSession session(
+        m.train_op(), StepInput{&m.gs},
+        Quiet{.checkpoint_dir = D.string(),
+              .save_checkpoint_steps = 10,
+              .saver = io::Saver(SaverOptions{.max_to_keep = 2, .sharded = true})},
+        hooks(StopAtStepHook({.last_step = 20})));
+    run_until_stop(session);
+    session.close();
+    CHECK(weights_equal(m, D / "model.ckpt-20"));
+  }
+  std::set<std::string> expected{"checkpoint"};
+  for (const int s : {10, 20}) {
+    const std::string p = "model.ckpt-" + std::to_string(s);
+    expected.insert({p + ".index", p + ".data-00000-of-00002", p + ".data-00001-of-00002"});
+  }
+  CHECK(files_in(D) == expected);
+  const io::BundleReader r(D / "model.ckpt-20");
+  CHECK(r.num_shards() == 2);
+  CHECK(r.entry("dense/kernel").shard_id == 0);
+  CHECK(r.entry("dense/bias").shard_id == 1);
+  CHECK(r.entry("global_step").shard_id == 0);
+
+  // A restart with the default (one-shard) saver restores step 20 from the shards.
+  DenseModel m;
+  m.fill(42.0f);
+  MonitoredTrainingSession session(m.train_op(), StepInput{&m.gs},
+                                   Quiet{.checkpoint_dir = D.string(), .save_checkpoint_steps = 10},
+                                   hooks(StopAtStepHook({.last_step = 20})));
+  CHECK(session.restored_from_checkpoint());
+  CHECK(session.global_step() == 20);
+  CHECK(weights_equal(m, D / "model.ckpt-20"));
+}
+
 TEST_CASE("Scenario: max_to_keep=2 over saves 10..100 leaves only -90 and -100",
           "[checkpoint][scenario]") {
   // Saves at 0, 10, ..., 100 (end() does not save again: 100 was just saved); after each, the

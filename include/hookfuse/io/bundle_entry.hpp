@@ -27,14 +27,14 @@ struct BundleEntry {
   std::string key;          ///< the tensor's name, e.g. "dense/kernel" (never empty)
   DataType dtype{};         ///< any value; only the TensorElement dtypes read as numbers
   TensorShape shape;        ///< TensorFlow shape; rank 0 for a scalar
-  std::int64_t shard_id{};  ///< data file index; always 0 (one shard)
+  std::int64_t shard_id{};  ///< the data file holding it: "P.data-<shard_id>-of-<num_shards>"
   std::int64_t offset{};    ///< first byte in the data file
   std::int64_t size{};      ///< byte count in the data file
   std::uint32_t crc32c{};   ///< masked CRC32C of those bytes (io/crc32c.hpp, mask_crc)
   bool sliced{};            ///< a partitioned variable (`slices` set): listed, not readable
 };
 
-/// The data file index written by a single BundleWriter, and the only one read.
+/// The shard count a single BundleWriter writes (readers take any count >= 1).
 inline constexpr std::int32_t kTensorBundleNumShards = 1;
 /// TensorFlow's kTensorBundleVersion (producer) and kTensorBundleMinConsumer.
 inline constexpr std::int32_t kTensorBundleVersion = 1;
@@ -55,15 +55,15 @@ struct BundleHeader {
 
 // ---- encoding ---------------------------------------------------------------------------
 
-/// BundleHeaderProto{num_shards: 1, endianness: LITTLE (default, omitted), version{producer: 1}}:
-/// the bytes 08 01 1a 02 08 01 of every TensorFlow checkpoint.
+/// BundleHeaderProto{num_shards, endianness: LITTLE (default, omitted), version{producer: 1}}:
+/// for one shard, the bytes 08 01 1a 02 08 01 of every single-writer TensorFlow checkpoint.
 template <class = void>
-[[nodiscard]] std::string encode_header() {
+[[nodiscard]] std::string encode_header(std::int32_t num_shards = kTensorBundleNumShards) {
   std::string version;
   protozero::pbf_writer(version).add_int32(1, kTensorBundleVersion);
   std::string out;
   protozero::pbf_writer w(out);
-  w.add_int32(1, kTensorBundleNumShards);
+  w.add_int32(1, num_shards);
   w.add_message(3, version);
   return out;
 }

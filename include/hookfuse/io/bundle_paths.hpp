@@ -1,6 +1,6 @@
 // hookfuse/io/bundle_paths.hpp: the file names of a tensor bundle with prefix P: "P.index" and
-// "P.data-00000-of-00001" (TensorFlow's MetaFilename and DataFilename, tensor_bundle.cc), and
-// which of them are on disk.
+// "P.data-0000K-of-0000N", one per shard (TensorFlow's MetaFilename and DataFilename,
+// tensor_bundle.cc), and which of them are on disk.
 #pragma once
 
 #include <cstddef>
@@ -22,7 +22,7 @@ template <class = void>
 }
 
 /// "P.data-00000-of-00001": the tensors' bytes (TensorFlow's `DataFilename(prefix, shard_id,
-/// num_shards)`, zero-padded to 5 digits). hookfuse writes and reads one shard.
+/// num_shards)`, zero-padded to 5 digits): the data file of shard `shard_id` of `num_shards`.
 template <class = void>
 [[nodiscard]] std::filesystem::path data_filename(const std::filesystem::path& prefix,
                                                   std::int32_t shard_id = 0,
@@ -63,8 +63,8 @@ template <class = void>
 }
 
 /// The first file of checkpoint `prefix` that is not on disk: "P.index", then its data files
-/// (every "P.data-K-of-N" for K < N, N taken from the shards present; "P.data-00000-of-00001"
-/// when there are none). nullopt when all are present. Only looks for the files, never opens
+/// (every "P.data-K-of-N" for K < N, N taken from any shard present; "P.data-00000-of-00001"
+/// when there is none). nullopt when all are present. Only looks for the files, never opens
 /// them.
 template <class = void>
 [[nodiscard]] std::optional<std::filesystem::path> missing_checkpoint_file(
@@ -73,7 +73,7 @@ template <class = void>
   const std::filesystem::path index = meta_filename(prefix);
   if (!std::filesystem::is_regular_file(index, ec)) return index;
   if (std::filesystem::is_regular_file(data_filename(prefix), ec)) return std::nullopt;
-  // A sharded bundle: "P.data-00000-of-N" names N.
+  // A sharded bundle: any "P.data-K-of-N" names N.
   const std::string stem = prefix.filename().string() + ".data-";
   std::filesystem::path dir = prefix.parent_path();
   if (dir.empty()) dir = ".";
@@ -81,10 +81,9 @@ template <class = void>
   for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.size() == stem.size() + 14 && name.starts_with(stem) &&
-        is_data_suffix(std::string_view(name).substr(stem.size() - 6)) &&
-        name.compare(stem.size(), 5, "00000") == 0) {
+        is_data_suffix(std::string_view(name).substr(stem.size() - 6))) {
       num_shards = std::stol(name.substr(stem.size() + 9, 5));
-      break;
+      if (num_shards > 0) break;
     }
   }
   if (num_shards <= 0) return data_filename(prefix);

@@ -1,6 +1,6 @@
 // hookfuse/io/bundle_reader.hpp: reads a TensorFlow V2 checkpoint (tensor bundle): the LevelDB
-// table "P.index" (snappy-compressed blocks included) and the tensors' bytes in
-// "P.data-00000-of-00001", every CRC checked (TensorFlow's BundleReader).
+// table "P.index" (snappy-compressed blocks included) and the tensors' bytes in its data files
+// "P.data-0000K-of-0000N", one per shard, every CRC checked (TensorFlow's BundleReader).
 #pragma once
 
 #include <leveldb/comparator.h>
@@ -17,7 +17,9 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <span>
@@ -112,38 +114,49 @@ void check_not_a_checkpoint_file(const std::filesystem::path& path) {
 /// The tensors of the bundle with prefix P (TensorFlow's `BundleReader(env, prefix)`).
 ///
 /// The constructor reads and checks the whole index: the table's block CRCs, the header
-/// (one shard, little-endian, a version this reader accepts) and every entry (wire types, a
-/// known non-negative shape whose element count fits int64, byte count = elements x dtype size
-/// for the numeric dtypes, offset + size inside the data file, shard 0). A tensor's bytes are
-/// read, and their CRC32C checked, when it is looked up. Thread-compatible: const lookups may run
-/// concurrently (positioned reads on one descriptor).
+/// (num_shards >= 1, little-endian, a version this reader accepts) and every entry (wire types,
+/// a known non-negative shape whose element count fits int64, byte count = elements x dtype
+/// size for the numeric dtypes, offset and size >= 0, shard_id < num_shards). It opens no data
+/// file: as TensorFlow's BundleReader (tensor_bundle.cc, GetValue), the data file of shard K,
+/// "P.data-0000K-of-0000N", is opened when a tensor stored in it is first read, so a bundle
+/// with a missing shard opens and its other shards' tensors read. A tensor's bytes are read,
+/// checked to lie inside their shard's file and their CRC32C checked, when it is looked up.
+/// Thread-compatible: const lookups may run concurrently (shards are opened under a mutex,
+/// then read with positioned reads).
 ///
 /// Errors, each naming the file (absolute path), the tensor key and what was expected:
-/// io::NotFoundError for a missing P.index or data file (naming the files expected, those
-/// found, and the latest checkpoint of P's directory if it has one), or a key not in the
-/// bundle; io::DataLossError for a path that is one file of a checkpoint ("P.index",
-/// "P.data-00000-of-00001") instead of its prefix, saying which prefix to pass;
-/// io::DataLossError for any corruption (CRC mismatch, truncated or garbage index, entry
-/// pointing past the data file, malformed proto); io::IoError when the system refuses a read;
-/// hookfuse::ValueError for a lookup with the wrong element type or buffer size, or of a dtype
-/// hookfuse does not read.
+/// io::NotFoundError for a missing P.index (naming the files expected, those found, and the
+/// latest checkpoint of P's directory if it has one), for a missing data file when a tensor
+/// stored in it is read (naming that shard's file), or a key not in the bundle; io::DataLossError
+/// for a path that is one file of a checkpoint ("P.index", "P.data-00000-of-00001") instead of its
+/// prefix, saying which prefix to pass; io::DataLossError for any corruption (CRC mismatch,
+/// truncated or garbage index, entry pointing past the data file, malformed proto); io::IoError
+/// when the system refuses a read; hookfuse::ValueError for a lookup with the wrong element type or
+/// buffer size, or of a dtype hookfuse does not read.
 template <class = void>
 class BasicBundleReader {
  public:
   explicit BasicBundleReader(std::filesystem::path prefix)
-      : prefix_(std::move(prefix)), index_path_(meta_filename(detail::absolute_path(prefix_))) {
-    detail::check_not_a_checkpoint_file(detail::absolute_path(prefix_));
+      : prefix_(std::move(prefix)),
+        abs_prefix_(detail::absolute_path(prefix_)),
+        index_path_(meta_filename(abs_prefix_)) {
+    detail::check_not_a_checkpoint_file(abs_prefix_);
     const std::string bytes = read_index_file();
     read_table(bytes);
-    open_data_file();
     for (const BundleEntry& e : entries_) check_entry(e);
   }
 
   /// The prefix given to the constructor.
   [[nodiscard]] const std::filesystem::path& prefix() const noexcept { return prefix_; }
-  /// "P.index" and "P.data-00000-of-00001", P made absolute.
+  /// "P.index", P made absolute.
   [[nodiscard]] const std::filesystem::path& index_path() const noexcept { return index_path_; }
-  [[nodiscard]] const std::filesystem::path& data_path() const noexcept { return data_path_; }
+  /// The data file of shard `shard_id`: "P.data-0000K-of-0000N", P made absolute, N the
+  /// header's num_shards (not checked to exist).
+  [[nodiscard]] std::filesystem::path data_path(std::int32_t shard_id = 0) const {
+    return data_filename(abs_prefix_, shard_id, num_shards_);
+  }
+  /// The header's num_shards: how many data files the bundle has.
+  [[nodiscard]] std::int32_t num_shards() const noexcept { return num_shards_; }
 
   /// Every tensor entry, sorted by key (bytewise, as in the index); the header is not listed.
   [[nodiscard]] std::span<const BundleEntry> entries() const noexcept { return entries_; }
@@ -192,10 +205,11 @@ class BasicBundleReader {
   [[nodiscard]] std::vector<std::byte> lookup_bytes(std::string_view key) const {
     const BundleEntry& e = entry(key);
     check_not_sliced(e);
+    const Shard& shard = shard_of(e);
     std::vector<std::byte> bytes(static_cast<std::size_t>(e.size));
     if (e.dtype == DataType::DT_STRING) {
-      read_region(e, bytes.data());
-      (void)detail::decode_string_tensor(bytes, e, where(data_path_, e.key));
+      read_region(shard, e, bytes.data());
+      (void)detail::decode_string_tensor(bytes, e, where(shard.path, e.key));
     } else {
       read_checked(e, bytes.data());
     }
@@ -207,9 +221,10 @@ class BasicBundleReader {
   /// checksum and the tensor's CRC32C (DataLossError); ValueError for another dtype.
   [[nodiscard]] std::vector<std::string> lookup_strings(std::string_view key) const {
     const BundleEntry& e = readable_entry(key, DataType::DT_STRING);
+    const Shard& shard = shard_of(e);
     std::vector<std::byte> bytes(static_cast<std::size_t>(e.size));
-    read_region(e, bytes.data());
-    return detail::decode_string_tensor(bytes, e, where(data_path_, e.key));
+    read_region(shard, e, bytes.data());
+    return detail::decode_string_tensor(bytes, e, where(shard.path, e.key));
   }
 
  private:
@@ -229,9 +244,8 @@ class BasicBundleReader {
     const detail::Fd fd = detail::open_read_only(index_path_, err);
     if (!fd) {
       if (err == ENOENT) {
-        ::hookfuse::detail::fail<NotFoundError>(
-            index_path_.string() + ": not found; " +
-            detail::no_checkpoint_at(detail::absolute_path(prefix_)));
+        ::hookfuse::detail::fail<NotFoundError>(index_path_.string() + ": not found; " +
+                                                detail::no_checkpoint_at(abs_prefix_));
       }
       detail::fail_io(index_path_, "cannot open the checkpoint index", err);
     }
@@ -307,9 +321,10 @@ class BasicBundleReader {
       detail::fail_data_loss(
           file, "endianness " + std::to_string(h.endianness) + ", expected 0 (LITTLE) or 1 (BIG)");
     }
-    if (h.num_shards != kTensorBundleNumShards) {
-      detail::fail_data_loss(file, "num_shards " + std::to_string(h.num_shards) +
-                                       ", expected 1 (hookfuse reads single-shard bundles)");
+    if (h.num_shards < 1) {
+      detail::fail_data_loss(file, "BundleHeaderProto.num_shards (field 1) is " +
+                                       std::to_string(h.num_shards) +
+                                       ", expected >= 1 (one data file per shard)");
     }
     if (h.producer < kTensorBundleMinProducer) {
       detail::fail_data_loss(file, "producer version " + std::to_string(h.producer) +
@@ -329,39 +344,18 @@ class BasicBundleReader {
     num_shards_ = static_cast<std::int32_t>(h.num_shards);
   }
 
-  void open_data_file() {
-    data_path_ = data_filename(detail::absolute_path(prefix_), 0, num_shards_);
-    int err = 0;
-    data_fd_ = detail::open_read_only(data_path_, err);
-    if (!data_fd_) {
-      if (err == ENOENT) {
-        ::hookfuse::detail::fail<NotFoundError>(data_path_.string() +
-                                                ": data file not found; the index " +
-                                                index_path_.string() + " refers to it");
-      }
-      detail::fail_io(data_path_, "cannot open the checkpoint data file", err);
-    }
-    data_size_ = detail::regular_file_size(data_fd_, data_path_);
-  }
-
   void check_entry(const BundleEntry& e) const {
     const std::string at = where(index_path_, e.key);
     if (e.shard_id < 0 || e.shard_id >= num_shards_) {
-      detail::fail_data_loss(at, "shard_id " + std::to_string(e.shard_id) + ", expected 0 to " +
-                                     std::to_string(num_shards_ - 1));
+      detail::fail_data_loss(
+          at, "BundleEntryProto.shard_id (field 3) is " + std::to_string(e.shard_id) +
+                  ", expected 0" +
+                  (num_shards_ > 1 ? " to " + std::to_string(num_shards_ - 1) : std::string()) +
+                  " (the header's num_shards is " + std::to_string(num_shards_) + ")");
     }
     if (e.offset < 0 || e.size < 0) {
       detail::fail_data_loss(at, "offset " + std::to_string(e.offset) + " and size " +
                                      std::to_string(e.size) + ", expected both >= 0");
-    }
-    const auto offset = static_cast<std::uint64_t>(e.offset);
-    const auto size = static_cast<std::uint64_t>(e.size);
-    if (offset > data_size_ || size > data_size_ - offset) {
-      detail::fail_data_loss(where(data_path_, e.key),
-                             "entry says bytes [" + std::to_string(offset) + ", " +
-                                 std::to_string(offset) + "+" + std::to_string(size) +
-                                 "), but the data file has " + std::to_string(data_size_) +
-                                 " bytes (truncated?)");
     }
     const std::size_t elem = data_type_size(e.dtype);
     if (elem != 0 && !e.sliced) {
@@ -398,31 +392,77 @@ class BasicBundleReader {
     return e;
   }
 
-  void read_region(const BundleEntry& e, void* out) const {
-    if (!detail::pread_exact(data_fd_, data_path_, static_cast<std::uint64_t>(e.offset), out,
-                             static_cast<std::size_t>(e.size))) {
-      detail::fail_data_loss(where(data_path_, e.key), "the file ends before the tensor's " +
+  /// One opened data file: its absolute path, descriptor and size when opened.
+  struct Shard {
+    std::filesystem::path path;
+    detail::Fd fd;
+    std::uint64_t size = 0;
+  };
+
+  /// The data files opened so far, by shard id (only the shards whose tensors were read, so a
+  /// forged num_shards allocates nothing). Behind a pointer so that the reader stays movable.
+  struct ShardFiles {
+    std::mutex mutex;
+    std::map<std::int32_t, Shard> open;
+  };
+
+  /// The data file holding `e` (shard e.shard_id, checked at construction), opened on first use
+  /// (TensorFlow's GetValue). NotFoundError naming the file when it does not exist, IoError when
+  /// the system refuses it; a failed open is retried by the next read.
+  const Shard& shard_of(const BundleEntry& e) const {
+    const auto id = static_cast<std::int32_t>(e.shard_id);
+    const std::lock_guard<std::mutex> lock(shards_->mutex);
+    if (const auto it = shards_->open.find(id); it != shards_->open.end()) return it->second;
+    Shard shard;
+    shard.path = data_path(id);
+    int err = 0;
+    shard.fd = detail::open_read_only(shard.path, err);
+    if (!shard.fd) {
+      const std::string which =
+          num_shards_ > 1 ? "shard " + std::to_string(id) + " of " + std::to_string(num_shards_)
+                          : std::string("the bundle's only shard");
+      if (err == ENOENT) {
+        ::hookfuse::detail::fail<NotFoundError>(shard.path.string() + ": data file not found (" +
+                                                which + "); the index " + index_path_.string() +
+                                                " stores tensor '" + e.key + "' in it");
+      }
+      detail::fail_io(shard.path, "cannot open the checkpoint data file (" + which + ")", err);
+    }
+    shard.size = detail::regular_file_size(shard.fd, shard.path);
+    return shards_->open.emplace(id, std::move(shard)).first->second;
+  }
+
+  /// Reads the `e.size` bytes of `e` from `shard` after checking that they lie inside the file.
+  void read_region(const Shard& shard, const BundleEntry& e, void* out) const {
+    const auto offset = static_cast<std::uint64_t>(e.offset);  // >= 0: check_entry
+    const auto size = static_cast<std::uint64_t>(e.size);
+    if (offset > shard.size || size > shard.size - offset) {
+      detail::fail_data_loss(where(shard.path, e.key),
+                             "entry says bytes [" + std::to_string(offset) + ", " +
+                                 std::to_string(offset) + "+" + std::to_string(size) +
+                                 "), but the data file has " + std::to_string(shard.size) +
+                                 " bytes (truncated?)");
+    }
+    if (!detail::pread_exact(shard.fd, shard.path, offset, out, static_cast<std::size_t>(size))) {
+      detail::fail_data_loss(where(shard.path, e.key), "the file ends before the tensor's " +
                                                            std::to_string(e.size) + " bytes");
     }
   }
 
   void read_checked(const BundleEntry& e, void* out) const {
-    read_region(e, out);
+    const Shard& shard = shard_of(e);
+    read_region(shard, e, out);
     const std::uint32_t actual = crc32c(out, static_cast<std::size_t>(e.size));
-    if (actual != unmask_crc(e.crc32c)) crc_mismatch(e, actual);
-  }
-
-  [[noreturn]] void crc_mismatch(const BundleEntry& e, std::uint32_t actual) const {
-    detail::fail_crc_mismatch(where(data_path_, e.key), e, actual);
+    if (actual != unmask_crc(e.crc32c))
+      detail::fail_crc_mismatch(where(shard.path, e.key), e, actual);
   }
 
   std::filesystem::path prefix_;
+  std::filesystem::path abs_prefix_;
   std::filesystem::path index_path_;
-  std::filesystem::path data_path_;
-  detail::Fd data_fd_;
-  std::uint64_t data_size_ = 0;
   std::int32_t num_shards_ = 1;
   std::vector<BundleEntry> entries_;
+  std::unique_ptr<ShardFiles> shards_ = std::make_unique<ShardFiles>();
 };
 
 /// A class template only so that its member functions compile where they are used

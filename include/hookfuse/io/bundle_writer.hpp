@@ -63,6 +63,41 @@ static_assert(std::endian::native == std::endian::little,
 /// the system's reason for a missing or unwritable directory, a full disk, a failed fsync or
 /// rename (the writer is then unusable); hookfuse::RuntimeError for add() or finish() after
 /// finish() or after an IoError.
+namespace detail {
+
+/// Writes into `index` the bundle index of `entries` (any order; sorted here by key) under a
+/// header of `num_shards` shards, with TensorFlow's table options (no compression, 256 KiB
+/// blocks, restart interval 16, no filter), and syncs it; the caller commits it. IoError naming
+/// the index file on failure.
+template <class = void>
+void write_index_table(TempFile& index, const std::vector<BundleEntry>& entries,
+                       std::int32_t num_shards) {
+  std::vector<const BundleEntry*> sorted;
+  sorted.reserve(entries.size());
+  for (const auto& e : entries) sorted.push_back(&e);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const BundleEntry* a, const BundleEntry* b) { return a->key < b->key; });
+  TableSink sink(index);
+  leveldb::Options options;
+  options.comparator = leveldb::BytewiseComparator();
+  options.compression = leveldb::kNoCompression;
+  options.block_size = 262144;
+  options.block_restart_interval = 16;
+  options.filter_policy = nullptr;
+  leveldb::TableBuilder builder(options, &sink);
+  builder.Add(leveldb::Slice(), encode_header(num_shards));
+  for (const BundleEntry* e : sorted) builder.Add(e->key, encode_entry(*e));
+  const leveldb::Status status = builder.Finish();
+  if (!status.ok()) {
+    ::hookfuse::detail::fail<IoError>(!sink.error().empty()
+                                          ? sink.error()
+                                          : index.final_path().string() + ": " + status.ToString());
+  }
+  index.sync();
+}
+
+}  // namespace detail
+
 template <class = void>
 class BasicBundleWriter {
  public:
@@ -96,30 +131,8 @@ class BasicBundleWriter {
   void finish() {
     check_usable("finish()");
     state_ = State::failed;  // until everything below succeeded
-    std::vector<const BundleEntry*> sorted;
-    sorted.reserve(entries_.size());
-    for (const auto& e : entries_) sorted.push_back(&e);
-    std::sort(sorted.begin(), sorted.end(),
-              [](const BundleEntry* a, const BundleEntry* b) { return a->key < b->key; });
-
     detail::TempFile index(meta_filename(abs_prefix_));
-    detail::TableSink sink(index);
-    leveldb::Options options;
-    options.comparator = leveldb::BytewiseComparator();
-    options.compression = leveldb::kNoCompression;
-    options.block_size = 262144;
-    options.block_restart_interval = 16;
-    options.filter_policy = nullptr;
-    leveldb::TableBuilder builder(options, &sink);
-    builder.Add(leveldb::Slice(), detail::encode_header());
-    for (const BundleEntry* e : sorted) builder.Add(e->key, detail::encode_entry(*e));
-    const leveldb::Status status = builder.Finish();
-    if (!status.ok()) {
-      ::hookfuse::detail::fail<IoError>(!sink.error().empty() ? sink.error()
-                                                              : index.final_path().string() + ": " +
-                                                                    status.ToString());
-    }
-    index.sync();
+    detail::write_index_table(index, entries_, kTensorBundleNumShards);
 
     const auto dir = detail::parent_dir(abs_prefix_);
     // An index left by an earlier bundle of this prefix goes first, so that at no instant

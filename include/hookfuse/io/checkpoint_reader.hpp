@@ -26,10 +26,10 @@ namespace hookfuse::io {
 
 /// A checkpoint opened for reading by name (TensorFlow's `CheckpointReader`, as returned by
 /// `tf.train.load_checkpoint`). Takes a checkpoint prefix ("dir/model.ckpt-100", the files being
-/// "dir/model.ckpt-100.index" and ".data-00000-of-00001"), as TensorFlow's NewCheckpointReader;
-/// load_checkpoint also takes a directory. Errors as BundleReader's: a path to one of the files
-/// is a DataLossError naming the prefix to pass, a prefix without files a NotFoundError naming
-/// the files expected and the latest checkpoint of its directory.
+/// "dir/model.ckpt-100.index" and ".data-0000K-of-0000N", one per shard), as TensorFlow's
+/// NewCheckpointReader; load_checkpoint also takes a directory. Errors as BundleReader's: a
+/// path to one of the files is a DataLossError naming the prefix to pass, a prefix without
+/// files a NotFoundError naming the files expected and the latest checkpoint of its directory.
 class CheckpointReader {
  public:
   /// Opens and checks the index (BundleReader). NotFoundError, DataLossError, IoError.

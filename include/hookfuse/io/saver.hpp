@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -39,6 +40,7 @@
 
 #include "hookfuse/config.hpp"
 #include "hookfuse/errors.hpp"
+#include "hookfuse/io/bundle_merge.hpp"
 #include "hookfuse/io/bundle_paths.hpp"
 #include "hookfuse/io/bundle_reader.hpp"
 #include "hookfuse/io/bundle_writer.hpp"
@@ -90,8 +92,13 @@ void remove_checkpoint_files(const std::filesystem::path& prefix) {
   }
 }
 
+/// The suffix of a sharded save's temporary directory, "<prefix>_temp" (TensorFlow's
+/// `os.path.normpath("_temp/part")` joined to the prefix, saver.py).
+inline constexpr std::string_view kShardedSaveTempSuffix = "_temp";
+
 /// Removes what a killed writer left in `dir`: "<basename>-*.tempstate*" (bundle temporaries,
-/// BundleWriter), "<state file>.tmp-*" (state file temporaries, AtomicFileWriter), and
+/// BundleWriter), "<basename>-*_temp" directories (the shards of a sharded save before their
+/// merge), "<state file>.tmp-*" (state file temporaries, AtomicFileWriter), and
 /// "<basename>-*.data-NNNNN-of-NNNNN" files without their ".index" (a save killed between its
 /// two renames, or a deletion killed between its two unlinks: unreadable without the index).
 template <class = void>
@@ -103,8 +110,11 @@ void remove_stale_files(const std::filesystem::path& dir, const std::string& bas
   std::error_code ec;
   for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
+    std::error_code dir_ec;
     if ((name.starts_with(bundle_stem) && name.find(".tempstate") != std::string::npos) ||
-        name.starts_with(state_stem)) {
+        name.starts_with(state_stem) ||
+        (name.starts_with(bundle_stem) && name.ends_with(kShardedSaveTempSuffix) &&
+         it->is_directory(dir_ec))) {
       stale.push_back(it->path());
       continue;
     }
@@ -118,8 +128,44 @@ void remove_stale_files(const std::filesystem::path& dir, const std::string& bas
   }
   for (const auto& p : stale) {
     std::error_code rm;
-    std::filesystem::remove(p, rm);
+    std::filesystem::remove_all(p, rm);
   }
+}
+
+/// Writes `views` as the sharded bundle `abs` (absolute) of min(num_shards, views.size())
+/// shards (at least one), as TensorFlow 1.x's sharded Saver (saver.py,
+/// _AddShardedSaveOpsForV2): each shard is written as its own bundle
+/// "<abs>_temp/part-0000K-of-0000N", then they are merged into `abs` (merge_bundles,
+/// TensorFlow's MergeV2Checkpoints), then the temporary directory is removed. Variable i goes
+/// to shard i mod N (round-robin in the list's order).
+template <class = void>
+void save_sharded(const std::filesystem::path& abs, const std::vector<VarView>& views,
+                  int num_shards) {
+  const std::size_t n =
+      std::max<std::size_t>(1, std::min(static_cast<std::size_t>(num_shards), views.size()));
+  const std::filesystem::path temp_dir(abs.string() + std::string(kShardedSaveTempSuffix));
+  std::error_code ec;
+  std::filesystem::remove_all(temp_dir, ec);  // an orphan of a killed save of this prefix
+  if (!std::filesystem::create_directory(temp_dir, ec) && ec)
+    fail_io(temp_dir, "cannot create the sharded save's temporary directory", ec.value());
+  struct RemoveTempDir {
+    const std::filesystem::path& dir;
+    ~RemoveTempDir() {
+      std::error_code rm;
+      std::filesystem::remove_all(dir, rm);
+    }
+  } guard{temp_dir};
+  std::vector<std::filesystem::path> parts;
+  for (std::size_t k = 0; k < n; ++k) {
+    char name[48];
+    std::snprintf(name, sizeof name, "part-%05d-of-%05d", static_cast<int>(k), static_cast<int>(n));
+    parts.push_back(temp_dir / name);
+    BundleWriter writer(parts.back());
+    for (std::size_t i = k; i < views.size(); i += n)
+      add_to_bundle(writer, views[i].name, views[i]);
+    writer.finish();
+  }
+  merge_bundles(std::span<const std::filesystem::path>(parts), abs);
 }
 
 /// True when checkpoint `prefix` exists and holds exactly `views` (names, dtypes, shapes and
@@ -249,6 +295,13 @@ class BasicSaver {
                    static_cast<double>(options.keep_checkpoint_every_n_hours), std::move(clock)) {
     if constexpr (requires { RestoreFallback{options.restore_fallback}; })
       restore_fallback_ = options.restore_fallback;
+    if constexpr (requires { static_cast<bool>(options.sharded); })
+      sharded_ = static_cast<bool>(options.sharded);
+    if constexpr (requires { static_cast<int>(options.num_shards); })
+      num_shards_ = static_cast<int>(options.num_shards);
+    if (sharded_ && num_shards_ < 1)
+      ::hookfuse::detail::fail<ValueError>(
+          "Saver: num_shards must be >= 1 with sharded = true, got " + std::to_string(num_shards_));
   }
 
   /// Throws hookfuse::ValueError when keep_checkpoint_every_n_hours is not positive.
@@ -270,7 +323,9 @@ class BasicSaver {
   /// global_step)). The first save into a directory also removes temporaries a killed process
   /// left there. Throws hookfuse::ValueError for a bad variable list (before writing anything),
   /// io::IoError naming the path when a file cannot be written (the previous checkpoints and
-  /// state file are then untouched).
+  /// state file are then untouched). With SaverOptions::sharded the checkpoint is written in
+  /// shards through "<prefix>_temp/" and merged (detail::save_sharded): the state file names
+  /// it only after the merged index is in place.
   template <class Vars>
   std::string save(const Vars& vars, std::string_view save_path, std::int64_t global_step) {
     std::string prefix = std::string(save_path) + "-" + std::to_string(global_step);
@@ -285,9 +340,13 @@ class BasicSaver {
                                  kCheckpointStateFilename);
     if (!detail::bundle_holds(abs, views)) {
       step_back_before_replacing(abs, dir);
-      BundleWriter writer(abs);
-      for (const detail::VarView& v : views) detail::add_to_bundle(writer, v.name, v);
-      writer.finish();
+      if (sharded_) {
+        detail::save_sharded(abs, views, num_shards_);
+      } else {
+        BundleWriter writer(abs);
+        for (const detail::VarView& v : views) detail::add_to_bundle(writer, v.name, v);
+        writer.finish();
+      }
     }
 
     const double now = clock_();
@@ -329,7 +388,8 @@ class BasicSaver {
   /// when there is no `P.index` (TensorFlow's), naming the files expected and found and the
   /// latest checkpoint of P's directory; io::DataLossError when `prefix` is one file of a
   /// checkpoint ("P.index", "P.data-00000-of-00001"), naming the prefix to pass;
-  /// io::NotFoundError for a missing data file or when only names are missing;
+  /// io::NotFoundError for a missing data file holding a tensor restored (a shard holding
+  /// none of them is not opened, as in TensorFlow) or when only names are missing;
   /// hookfuse::ValueError for a dtype or shape mismatch, a conflicting key present, or a bad
   /// variable list, each naming the variables, both dtypes and shapes, and the index file;
   /// io::DataLossError for a corrupt checkpoint.
@@ -519,6 +579,8 @@ class BasicSaver {
   double keep_every_n_hours_;
   WallClock clock_;
   RestoreFallback restore_fallback_ = RestoreFallback::none;
+  bool sharded_ = false;  // SaverOptions::sharded: save_sharded() with num_shards_ shards
+  int num_shards_ = 2;
   double last_preserved_ = 0.0;
   std::vector<Kept> last_;
   std::set<std::filesystem::path> cleaned_dirs_;

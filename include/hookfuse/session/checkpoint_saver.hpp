@@ -68,10 +68,16 @@ concept CheckpointSaver = requires(S& saver, VariableList vars, std::string_view
 /// (0 or less keeps every file, as TF's None or 0). restore_fallback: what restore_latest does
 /// when the newest checkpoint listed has lost files or fails its checks (io::RestoreFallback:
 /// an error by default; newest_intact, not in TensorFlow, restores the newest intact one).
+/// sharded: TensorFlow's Saver(sharded=True): each checkpoint is written as num_shards data
+/// files "P.data-0000K-of-0000N" (at most one per variable), variable i in shard i mod N,
+/// through TensorFlow's temporary "P_temp/part-..." bundles and their merge
+/// (docs/checkpoints.md, "Sharded save").
 struct SaverOptions {
   int max_to_keep = 5;
   double keep_checkpoint_every_n_hours = 10000.0;
   io::RestoreFallback restore_fallback = io::RestoreFallback::none;
+  bool sharded = false;
+  int num_shards = 2;
 };
 
 namespace io {
