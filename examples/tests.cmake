@@ -80,3 +80,21 @@ if(HOOKFUSE_BUILD_TESTS)
       "${CMAKE_CURRENT_BINARY_DIR}/estimator_regression_run")
   set_tests_properties(example.estimator_regression PROPERTIES LABELS example SKIP_RETURN_CODE 77)
 endif()
+# train_and_evaluate with five TrainSpec hooks at the TF program's settings (1000 steps), into a
+# fresh --dir: W and b near 2 and 0, global_step/sec at every step and loss every 10 steps in
+# logs/, the five newest of the checkpoints saved every 100 steps in checkpoints/, all read back
+# by hookfuse's readers (examples/estimator_linear_regression/outputs_test.sh;
+# tests/io/checkpoint_dump.cpp prints what io::get_checkpoint_state and io::CheckpointReader read).
+if(HOOKFUSE_BUILD_TESTS)
+  if(NOT TARGET checkpoint_dump)
+    add_executable(checkpoint_dump "${PROJECT_SOURCE_DIR}/tests/io/checkpoint_dump.cpp")
+    target_link_libraries(checkpoint_dump PRIVATE hookfuse::hookfuse hookfuse_warnings)
+    set_target_properties(checkpoint_dump PROPERTIES RUNTIME_OUTPUT_DIRECTORY
+                                                     "${CMAKE_CURRENT_BINARY_DIR}")
+  endif()
+  add_test(NAME example.estimator_linear_regression
+    COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/estimator_linear_regression/outputs_test.sh"
+      "$<TARGET_FILE:estimator_linear_regression>" "$<TARGET_FILE:event_dump>"
+      "$<TARGET_FILE:checkpoint_dump>" "${CMAKE_CURRENT_BINARY_DIR}/estimator_linear_regression_run")
+  set_tests_properties(example.estimator_linear_regression PROPERTIES LABELS example TIMEOUT 300)
+endif()
