@@ -98,3 +98,14 @@ if(HOOKFUSE_BUILD_TESTS)
       "$<TARGET_FILE:checkpoint_dump>" "${CMAKE_CURRENT_BINARY_DIR}/estimator_linear_regression_run")
   set_tests_properties(example.estimator_linear_regression PROPERTIES LABELS example TIMEOUT 300)
 endif()
+# A user hook under a caller-fed MonitoredTrainingSession, 100 runs: its losses (the first 30,
+# none rising, the last as computed by hand), the checkpoint its end() saves (read back at step
+# 100) and the caller's fetches it saw in before_run, plain and with --fetch_loss
+# (examples/monitored_session_hook/outputs_test.sh).
+if(HOOKFUSE_BUILD_TESTS)
+  add_test(NAME example.monitored_session_hook
+    COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/monitored_session_hook/outputs_test.sh"
+      "$<TARGET_FILE:monitored_session_hook>" "$<TARGET_FILE:checkpoint_dump>"
+      "${CMAKE_CURRENT_BINARY_DIR}/monitored_session_hook_run")
+  set_tests_properties(example.monitored_session_hook PROPERTIES LABELS example TIMEOUT 120)
+endif()
