@@ -97,7 +97,7 @@ int main(int argc, char** argv) try {
   const auto train_input_fn = hf::numpy_input_fn<X, Y>(
       xs.data(), 4, ys.data(),
       {.batch_size = 1, .num_epochs = std::nullopt, .shuffle = true, .seed = seed});
-  // TF's defaults batch_size=128: the four examples make one batch.
+  // TF's default batch_size (128) takes the four examples as one batch.
   const auto eval_input_fn =
       hf::numpy_input_fn<X, Y>(xs.data(), 4, ys.data(), {.num_epochs = 1, .shuffle = false});
 
