@@ -125,7 +125,7 @@ TEST_CASE("CheckpointManager: max_to_keep=0 keeps every file and lists only the 
 }
 
 TEST_CASE(
-    "CheckpointManager: a second Saver after a restart continues the list: -0 -50 -100 -120 then "
+    "CheckpointManager: a second manager after a restart continues the list: -0 -50 -100 -120 then "
     "-150") {
   TempDir dir("saver");
   const std::string save_path = (dir.path / "model.ckpt").string();
