@@ -65,7 +65,7 @@ std::set<std::string> checkpoint_files(std::initializer_list<int> steps) {
   return out;
 }
 
-/// The state file's lines without the timestamps (their values are the wall clock's).
+/// The state file's lines without any timestamps (their values would be the wall clock's).
 std::vector<std::string> state_paths(const fs::path& dir) {
   std::vector<std::string> out;
   std::istringstream in(read_text(dir / "checkpoint"));
@@ -74,12 +74,16 @@ std::vector<std::string> state_paths(const fs::path& dir) {
   return out;
 }
 
-/// The state file TensorFlow writes naming `steps` (oldest first), the last the latest.
-std::vector<std::string> expected_state_paths(std::initializer_list<int> steps) {
-  std::vector<std::string> out{"model_checkpoint_path: \"model.ckpt-" +
+/// The state file TF1's Saver (the session's) writes in the absolute directory `dir` naming
+/// `steps` (oldest first), the last the latest: absolute paths, no timestamp lines
+/// (checkpoint_management.py, update_checkpoint_state_internal with save_relative_paths=False).
+std::vector<std::string> expected_state_paths(const fs::path& dir,
+                                              std::initializer_list<int> steps) {
+  const std::string d = dir.lexically_normal().generic_string() + "/model.ckpt-";
+  std::vector<std::string> out{"model_checkpoint_path: \"" + d +
                                std::to_string(*(steps.end() - 1)) + "\""};
   for (const int s : steps)
-    out.push_back("all_model_checkpoint_paths: \"model.ckpt-" + std::to_string(s) + "\"");
+    out.push_back("all_model_checkpoint_paths: \"" + d + std::to_string(s) + "\"");
   return out;
 }
 
@@ -119,7 +123,7 @@ TEST_CASE(
     CHECK(weights_equal(m, D / "model.ckpt-120"));
   }
   CHECK(files_in(D) == checkpoint_files({0, 50, 100, 120}));
-  CHECK(state_paths(D) == expected_state_paths({0, 50, 100, 120}));
+  CHECK(state_paths(D) == expected_state_paths(D, {0, 50, 100, 120}));
   // Every checkpoint's global_step is its step.
   for (const int s : {0, 50, 100, 120}) {
     const io::CheckpointReader r(D / ("model.ckpt-" + std::to_string(s)));
@@ -148,10 +152,10 @@ TEST_CASE(
     CHECK(weights_equal(m, D / "model.ckpt-150"));
   }
   CHECK(files_in(D) == checkpoint_files({0, 50, 100, 120, 150}));
-  CHECK(state_paths(D) == expected_state_paths({0, 50, 100, 120, 150}));
+  CHECK(state_paths(D) == expected_state_paths(D, {0, 50, 100, 120, 150}));
   const auto state = io::get_checkpoint_state(D);
   REQUIRE(state);
-  CHECK(state->all_model_checkpoint_timestamps.size() == 5);
+  CHECK(state->all_model_checkpoint_timestamps.empty());  // TF1's Saver writes none
   CHECK(io::latest_checkpoint(D) == std::optional<fs::path>(D / "model.ckpt-150"));
 }
 
@@ -211,7 +215,7 @@ TEST_CASE("Scenario: max_to_keep=2 over saves 10..100 leaves only -90 and -100",
     run_until_stop(session);
   }
   CHECK(files_in(dir.path) == checkpoint_files({90, 100}));
-  CHECK(state_paths(dir.path) == expected_state_paths({90, 100}));
+  CHECK(state_paths(dir.path) == expected_state_paths(dir.path, {90, 100}));
 }
 
 TEST_CASE("Scenario: checkpoint keys, dtypes and TensorFlow shapes of a Dense model",

@@ -120,6 +120,31 @@ TEST_CASE("update_checkpoint_state appends the model path and keeps outside path
   CHECK(state->all_model_checkpoint_paths.at(1) == outside.string());
 }
 
+TEST_CASE("update_checkpoint_state with save_relative_paths = false keeps absolute paths") {
+  // TF1's Saver (update_checkpoint_state_internal, save_relative_paths=False, absolute
+  // save_dir): the paths as given, here absolute and lexically normal; a relative path is still
+  // stored relative to the directory.
+  hookfuse_test::TempDir tmp("ckptstate");
+  const fs::path dir = tmp.path.lexically_normal() / "d";
+  fs::create_directory(dir);
+  const std::string d = dir.generic_string();
+  const std::vector<fs::path> all = {dir / "model.ckpt-1", dir / "." / "model.ckpt-2"};
+  update_checkpoint_state(dir, dir / "model.ckpt-2", all, {}, 0.0, "checkpoint", false);
+  CHECK(slurp(dir / "checkpoint") == "model_checkpoint_path: \"" + d +
+                                         "/model.ckpt-2\"\n"
+                                         "all_model_checkpoint_paths: \"" +
+                                         d +
+                                         "/model.ckpt-1\"\n"
+                                         "all_model_checkpoint_paths: \"" +
+                                         d + "/model.ckpt-2\"\n");
+  const auto state = get_checkpoint_state(dir);
+  REQUIRE(state);
+  CHECK(state->model_checkpoint_path == d + "/model.ckpt-2");
+  CHECK(state->all_model_checkpoint_paths ==
+        std::vector<std::string>{d + "/model.ckpt-1", d + "/model.ckpt-2"});
+  CHECK(state->all_model_checkpoint_timestamps.empty());
+}
+
 TEST_CASE("update_checkpoint_state rejects mismatched timestamps and the state file as prefix") {
   hookfuse_test::TempDir tmp("ckptstate");
   const std::vector<fs::path> all = {tmp.path / "a", tmp.path / "b"};

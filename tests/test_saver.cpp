@@ -1,8 +1,12 @@
-// io::Saver (tf.compat.v1.train.Saver). Expected file lists and state-file texts are written
-// out by hand from TensorFlow's rules: prefix <save_path>-<step>; the state file
-// (text_format of CheckpointState, fields in number order, doubles as Python's repr) lists
-// the kept checkpoints oldest first in the order saved, relative to the directory; retention
-// drops the oldest beyond max_to_keep; max_to_keep=0 keeps every file and lists the newest.
+// io::Saver (tf.compat.v1.train.Saver) and io::CheckpointManager (tf.train.CheckpointManager),
+// one class template with two rule sets. Expected file lists and state-file texts are written
+// out by hand from TensorFlow's rules: prefix <save_path>-<step>; the state file (text_format
+// of CheckpointState, fields in number order, doubles as Python's repr) lists the kept
+// checkpoints oldest first in the order saved: the CheckpointManager relative to the directory
+// with timestamps, the Saver absolute for an absolute directory and without timestamps;
+// retention drops the oldest beyond max_to_keep; max_to_keep=0 keeps every file and lists the
+// newest. The tests of the CheckpointManager's state-file text were the Saver's before issue 36
+// made the Saver follow TF1.
 #include <algorithm>
 #include <bit>
 #include <catch2/catch.hpp>
@@ -12,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <hookfuse/io/checkpoint_manager.hpp>
 #include <hookfuse/io/checkpoint_reader.hpp>
 #include <hookfuse/io/saver.hpp>
 #include <limits>
@@ -26,6 +31,7 @@
 #include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
+using hookfuse::io::CheckpointManager;
 using hookfuse::io::Saver;
 using hookfuse_test::error_of;
 using hookfuse_test::read_text;
@@ -78,10 +84,12 @@ struct Opts {
 
 }  // namespace
 
-TEST_CASE("max_to_keep=2 over saves at 10..100 leaves -90 and -100, on disk and listed") {
+TEST_CASE(
+    "CheckpointManager: max_to_keep=2 over saves at 10..100 leaves -90 and -100, on disk and "
+    "listed") {
   TempDir dir("saver");
   double now = 1000.0;
-  Saver saver(Opts{.max_to_keep = 2}, [&] { return now; });
+  CheckpointManager saver(Opts{.max_to_keep = 2}, [&] { return now; });
   Model m;
   const std::string save_path = (dir.path / "model.ckpt").string();
   for (int s = 10; s <= 100; s += 10) {
@@ -101,10 +109,10 @@ TEST_CASE("max_to_keep=2 over saves at 10..100 leaves -90 and -100, on disk and 
   CHECK(hookfuse::io::latest_checkpoint(dir.path) == dir.path / "model.ckpt-100");
 }
 
-TEST_CASE("max_to_keep=0 keeps every file and lists only the newest") {
+TEST_CASE("CheckpointManager: max_to_keep=0 keeps every file and lists only the newest") {
   TempDir dir("saver");
   double now = 50.5;
-  Saver saver(Opts{.max_to_keep = 0}, [&] { return now; });
+  CheckpointManager saver(Opts{.max_to_keep = 0}, [&] { return now; });
   Model m;
   const auto vars = m.vars();
   for (int s = 1; s <= 3; ++s) saver.save(vars, (dir.path / "model.ckpt").string(), s);
@@ -116,12 +124,14 @@ TEST_CASE("max_to_keep=0 keeps every file and lists only the newest") {
         "last_preserved_timestamp: 50.5\n");
 }
 
-TEST_CASE("a second Saver after a restart continues the list: -0 -50 -100 -120 then -150") {
+TEST_CASE(
+    "CheckpointManager: a second manager after a restart continues the list: -0 -50 -100 -120 then "
+    "-150") {
   TempDir dir("saver");
   const std::string save_path = (dir.path / "model.ckpt").string();
   double now = 2000.0;
   {
-    Saver first(Opts{}, [&] { return now; });
+    CheckpointManager first(Opts{}, [&] { return now; });
     Model m;
     for (int s : {0, 50, 100, 120}) {
       m.set(s);
@@ -129,7 +139,7 @@ TEST_CASE("a second Saver after a restart continues the list: -0 -50 -100 -120 t
       first.save(m.vars(), save_path, s);
     }
   }
-  Saver second(Opts{}, [&] { return now; });
+  CheckpointManager second(Opts{}, [&] { return now; });
   Model m;  // zeros: the restore must bring back step 120's values
   const auto restored = second.restore_latest(m.vars(), dir.path.string());
   REQUIRE(restored.has_value());
@@ -188,10 +198,12 @@ TEST_CASE("restore_latest on a directory without checkpoints returns nullopt, va
   CHECK(saver.last_checkpoints().empty());
 }
 
-TEST_CASE("saving an existing step replaces it and moves it to the end, not duplicated") {
+TEST_CASE(
+    "CheckpointManager: saving an existing step replaces it and moves it to the end, not "
+    "duplicated") {
   TempDir dir("saver");
   double now = 100.0;
-  Saver saver(Opts{.max_to_keep = 2}, [&] { return now; });
+  CheckpointManager saver(Opts{.max_to_keep = 2}, [&] { return now; });
   Model m;
   const std::string save_path = (dir.path / "model.ckpt").string();
   m.set(10);
@@ -216,7 +228,9 @@ TEST_CASE("saving an existing step replaces it and moves it to the end, not dupl
   CHECK(files_in(dir.path) == ckpt_files({10, 30}));
 }
 
-TEST_CASE("keep_checkpoint_every_n_hours preserves one checkpoint per interval (fake clock)") {
+TEST_CASE(
+    "CheckpointManager: keep_checkpoint_every_n_hours preserves one checkpoint per interval (fake "
+    "clock)") {
   // Hand-worked with max_to_keep=1, 1 hour, start T0: a dropped checkpoint is kept when its
   // time is >= 3600 s after the last preserved one (T0 at first).
   //   save 1 @T0+600, 2 @T0+1200 (drops 1: 600 < 3600, deleted), 3 @T0+4000 (drops 2: 1200,
@@ -226,7 +240,8 @@ TEST_CASE("keep_checkpoint_every_n_hours preserves one checkpoint per interval (
   TempDir dir("saver");
   const double t0 = 100000.0;
   double now = t0;
-  Saver saver(Opts{.max_to_keep = 1, .keep_checkpoint_every_n_hours = 1.0}, [&] { return now; });
+  CheckpointManager saver(Opts{.max_to_keep = 1, .keep_checkpoint_every_n_hours = 1.0},
+                          [&] { return now; });
   Model m;
   const std::string save_path = (dir.path / "model.ckpt").string();
   const double at[] = {600, 1200, 4000, 4300, 5000, 8000, 8100};
@@ -240,7 +255,8 @@ TEST_CASE("keep_checkpoint_every_n_hours preserves one checkpoint per interval (
         "all_model_checkpoint_paths: \"model.ckpt-7\"\n"
         "all_model_checkpoint_timestamps: 108100.0\n"
         "last_preserved_timestamp: 108000.0\n");
-  Saver again(Opts{.max_to_keep = 1, .keep_checkpoint_every_n_hours = 1.0}, [&] { return now; });
+  CheckpointManager again(Opts{.max_to_keep = 1, .keep_checkpoint_every_n_hours = 1.0},
+                          [&] { return now; });
   again.recover_last_checkpoints(dir.path);
   CHECK(again.last_preserved_timestamp() == t0 + 8000.0);
 }
@@ -482,13 +498,14 @@ TEST_CASE("re-saving a prefix with the same values leaves its files alone") {
 }
 
 TEST_CASE(
-    "re-saving the newest prefix with other values first points the state at the one before") {
+    "CheckpointManager: re-saving the newest prefix with other values first points the state at "
+    "the one before") {
   // The moment between removing the old index and renaming the new one in cannot be observed
   // from outside; a failure at that point can: model.ckpt-2.index replaced by a directory makes
   // the writer's removal of the old index fail after the saver stepped the state file back.
   TempDir dir("saver");
   double now = 10.0;
-  Saver saver(Opts{}, [&] { return now; });
+  CheckpointManager saver(Opts{}, [&] { return now; });
   Model m;
   const std::string save_path = (dir.path / "model.ckpt").string();
   m.set(1);
@@ -506,4 +523,195 @@ TEST_CASE(
         "all_model_checkpoint_timestamps: 10.0\n"
         "last_preserved_timestamp: 10.0\n");
   CHECK(hookfuse::io::latest_checkpoint(dir.path) == dir.path / "model.ckpt-1");
+}
+
+// --- io::Saver: tf.compat.v1.train.Saver's rule and state-file form (issue 36) ------------
+
+TEST_CASE("Saver: keep_checkpoint_every_n_hours by TF1's rule, saves every 1200 s (fake clock)") {
+  // TF1 (saver.py): _next_checkpoint_time = creation + N*3600; a checkpoint dropped from the
+  // max_to_keep window is kept iff its time > _next_checkpoint_time (strictly), and then
+  // _next_checkpoint_time += N*3600 (from its old value, not from the checkpoint's time).
+  // Creation at T0, N = 1 h, so next = T0+3600. max_to_keep = 2. Step k is saved at T0+1200k.
+  //   k=1 @1200, k=2 @2400: nothing dropped.
+  //   k=3 @3600:  drops 1 (1200):  1200 > 3600? no  -> deleted.
+  //   k=4 @4800:  drops 2 (2400):  2400 > 3600? no  -> deleted.
+  //   k=5 @6000:  drops 3 (3600):  3600 > 3600? no (strict) -> deleted.
+  //   k=6 @7200:  drops 4 (4800):  4800 > 3600? yes -> kept; next = 3600+3600 = 7200.
+  //   k=7 @8400:  drops 5 (6000):  6000 > 7200? no  -> deleted.
+  //   k=8 @9600:  drops 6 (7200):  7200 > 7200? no (strict) -> deleted.
+  //   k=9 @10800: drops 7 (8400):  8400 > 7200? yes -> kept; next = 7200+3600 = 10800.
+  //   k=10 @12000: drops 8 (9600): 9600 > 10800? no -> deleted.
+  // On disk: 4, 7, 9, 10; listed: 9, 10; next = T0+10800.
+  // tf.train.CheckpointManager's rule on the same saves (kept iff time - 3600 >= last
+  // preserved, which starts at T0 and becomes the kept one's time):
+  //   drops 1 (1200-3600 < 0), 2 (2400-3600 < 0): deleted; 3 (3600-3600 = 0 >= 0): kept,
+  //   last = 3600; 4 (1200 < 3600), 5 (2400 < 3600): deleted; 6 (3600 >= 3600): kept,
+  //   last = 7200; 7 (4800 < 7200), 8 (6000 < 7200): deleted. On disk: 3, 6, 9, 10.
+  const double t0 = 100000.0;
+  double now = t0;
+  Model m;
+  auto run = [&](auto& saver, const fs::path& d) {
+    for (int k = 1; k <= 10; ++k) {
+      now = t0 + 1200.0 * k;
+      m.set(k);
+      saver.save(m.vars(), (d / "model.ckpt").string(), k);
+    }
+  };
+  TempDir dir("saver");
+  Saver saver(Opts{.max_to_keep = 2, .keep_checkpoint_every_n_hours = 1.0}, [&] { return now; });
+  CHECK(saver.next_checkpoint_time() == t0 + 3600.0);
+  run(saver, dir.path);
+  CHECK(files_in(dir.path) == ckpt_files({4, 7, 9, 10}));
+  CHECK(saver.last_checkpoints() ==
+        std::vector<std::string>{(dir.path / "model.ckpt-9").lexically_normal().string(),
+                                 (dir.path / "model.ckpt-10").lexically_normal().string()});
+  CHECK(saver.next_checkpoint_time() == t0 + 10800.0);
+
+  TempDir other("saver_manager");
+  now = t0;
+  CheckpointManager manager(Opts{.max_to_keep = 2, .keep_checkpoint_every_n_hours = 1.0},
+                            [&] { return now; });
+  run(manager, other.path);
+  CHECK(files_in(other.path) == ckpt_files({3, 6, 9, 10}));
+
+  // A restarted Saver counts from its own creation (TF1 stores nothing of the rule): created
+  // at T0+12000, next = T0+15600. It takes over 9 and 10 with their .index modification times
+  // (the state file has no timestamps), real times later than the fake clock, so they count as
+  // now = T0+12000. Saves 11 @T0+13200 (drops 9: 12000 > 15600? no -> deleted) and 12
+  // @T0+14400 (drops 10: no -> deleted). On disk: 4, 7 (kept before), 11, 12.
+  now = t0 + 12000.0;
+  Saver again(Opts{.max_to_keep = 2, .keep_checkpoint_every_n_hours = 1.0}, [&] { return now; });
+  CHECK(again.next_checkpoint_time() == t0 + 15600.0);
+  Model into;
+  REQUIRE(again.restore_latest(into.vars(), dir.path.string()));
+  CHECK(into.step == 10);
+  for (int k = 11; k <= 12; ++k) {
+    now = t0 + 1200.0 * k;
+    m.set(k);
+    again.save(m.vars(), (dir.path / "model.ckpt").string(), k);
+  }
+  CHECK(files_in(dir.path) == ckpt_files({4, 7, 11, 12}));
+  CHECK(again.next_checkpoint_time() == t0 + 15600.0);
+}
+
+TEST_CASE("Saver: the state file is TF1's text: absolute paths, no timestamps") {
+  // checkpoint_management.py, update_checkpoint_state_internal(save_relative_paths=False) with
+  // an absolute save_dir: the paths as given (absolute), no timestamp fields (TF1's Saver.save
+  // passes none), so neither all_model_checkpoint_timestamps nor last_preserved_timestamp.
+  TempDir dir("saver");
+  const std::string d = dir.path.lexically_normal().generic_string();
+  double now = 1000.0;
+  Model m;
+  SECTION("default: absolute") {
+    Saver saver(Opts{.max_to_keep = 2}, [&] { return now; });
+    for (int s : {1, 2, 3}) saver.save(m.vars(), d + "/model.ckpt", s);
+    CHECK(files_in(dir.path) == ckpt_files({2, 3}));
+    CHECK(read_text(dir.path / "checkpoint") == "model_checkpoint_path: \"" + d +
+                                                    "/model.ckpt-3\"\n"
+                                                    "all_model_checkpoint_paths: \"" +
+                                                    d +
+                                                    "/model.ckpt-2\"\n"
+                                                    "all_model_checkpoint_paths: \"" +
+                                                    d + "/model.ckpt-3\"\n");
+  }
+  SECTION("save_relative_paths = true: relative to the directory, still no timestamps") {
+    Saver saver(hookfuse::SaverOptions{.max_to_keep = 2, .save_relative_paths = true},
+                [&] { return now; });
+    CHECK(saver.save_relative_paths());
+    for (int s : {1, 2, 3}) saver.save(m.vars(), d + "/model.ckpt", s);
+    CHECK(read_text(dir.path / "checkpoint") ==
+          "model_checkpoint_path: \"model.ckpt-3\"\n"
+          "all_model_checkpoint_paths: \"model.ckpt-2\"\n"
+          "all_model_checkpoint_paths: \"model.ckpt-3\"\n");
+  }
+  SECTION("max_to_keep = 0: only the newest listed, every file kept") {
+    Saver saver(Opts{.max_to_keep = 0}, [&] { return now; });
+    for (int s : {1, 2}) saver.save(m.vars(), d + "/model.ckpt", s);
+    CHECK(files_in(dir.path) == ckpt_files({1, 2}));
+    CHECK(read_text(dir.path / "checkpoint") == "model_checkpoint_path: \"" + d +
+                                                    "/model.ckpt-2\"\n"
+                                                    "all_model_checkpoint_paths: \"" +
+                                                    d + "/model.ckpt-2\"\n");
+  }
+}
+
+TEST_CASE("readers take both forms: Saver over a manager's directory and back, hand-written") {
+  TempDir dir("saver");
+  const fs::path D = dir.path.lexically_normal();
+  const std::string d = D.generic_string();
+  const std::string save_path = d + "/model.ckpt";
+  double now = 500.0;
+  Model m;
+  {
+    CheckpointManager manager(Opts{}, [&] { return now; });
+    m.set(1);
+    manager.save(m.vars(), save_path, 1);
+    now = 510.0;
+    m.set(2);
+    manager.save(m.vars(), save_path, 2);
+  }
+  REQUIRE(read_text(D / "checkpoint").starts_with("model_checkpoint_path: \"model.ckpt-2\"\n"));
+  // The Saver takes over the relative list with timestamps and rewrites it in TF1's form.
+  now = 600.0;
+  Saver saver(Opts{}, [&] { return now; });
+  Model into;
+  const auto restored = saver.restore_latest(into.vars(), d);
+  REQUIRE(restored);
+  CHECK(fs::path(*restored) == D / "model.ckpt-2");
+  CHECK(into.step == 2);
+  CHECK(saver.last_checkpoints() ==
+        std::vector<std::string>{(D / "model.ckpt-1").string(), (D / "model.ckpt-2").string()});
+  now = 620.0;
+  m.set(3);
+  saver.save(m.vars(), save_path, 3);
+  CHECK(read_text(D / "checkpoint") == "model_checkpoint_path: \"" + d +
+                                           "/model.ckpt-3\"\n"
+                                           "all_model_checkpoint_paths: \"" +
+                                           d +
+                                           "/model.ckpt-1\"\n"
+                                           "all_model_checkpoint_paths: \"" +
+                                           d +
+                                           "/model.ckpt-2\"\n"
+                                           "all_model_checkpoint_paths: \"" +
+                                           d + "/model.ckpt-3\"\n");
+  CHECK(hookfuse::io::latest_checkpoint(D) == D / "model.ckpt-3");
+  // A manager takes over the absolute list without timestamps: each counts as the .index's
+  // modification time, a real time later than the fake clock, so as now = 700; no
+  // last_preserved_timestamp in the file, so its creation time, 700.
+  now = 700.0;
+  CheckpointManager manager(Opts{}, [&] { return now; });
+  REQUIRE(manager.restore_latest(into.vars(), d));
+  CHECK(into.step == 3);
+  now = 710.0;
+  m.set(4);
+  manager.save(m.vars(), save_path, 4);
+  CHECK(read_text(D / "checkpoint") ==
+        "model_checkpoint_path: \"model.ckpt-4\"\n"
+        "all_model_checkpoint_paths: \"model.ckpt-1\"\n"
+        "all_model_checkpoint_paths: \"model.ckpt-2\"\n"
+        "all_model_checkpoint_paths: \"model.ckpt-3\"\n"
+        "all_model_checkpoint_paths: \"model.ckpt-4\"\n"
+        "all_model_checkpoint_timestamps: 700.0\n"
+        "all_model_checkpoint_timestamps: 700.0\n"
+        "all_model_checkpoint_timestamps: 700.0\n"
+        "all_model_checkpoint_timestamps: 710.0\n"
+        "last_preserved_timestamp: 700.0\n");
+  // Hand-written: one relative and one absolute path, with timestamp lines.
+  std::ofstream(D / "checkpoint") << "model_checkpoint_path: \"" << d << "/model.ckpt-4\"\n"
+                                  << "all_model_checkpoint_paths: \"model.ckpt-3\"\n"
+                                  << "all_model_checkpoint_paths: \"" << d << "/model.ckpt-4\"\n"
+                                  << "all_model_checkpoint_timestamps: 650.0\n"
+                                  << "all_model_checkpoint_timestamps: 710.0\n";
+  Model back;
+  const auto r = saver.restore_latest(back.vars(), d);
+  REQUIRE(r);
+  CHECK(fs::path(*r) == D / "model.ckpt-4");
+  CHECK(back.step == 4);
+  CHECK(saver.last_checkpoints() ==
+        std::vector<std::string>{(D / "model.ckpt-3").string(), (D / "model.ckpt-4").string()});
+  back.set(0);
+  REQUIRE(manager.restore_latest(back.vars(), d));
+  CHECK(back.step == 4);
+  CHECK(manager.last_checkpoints() == saver.last_checkpoints());
+  CHECK(hookfuse::io::latest_checkpoint(D) == D / "model.ckpt-4");
 }

@@ -75,6 +75,7 @@
 #include "hookfuse/estimator/training.hpp"
 #include "hookfuse/hooks/summary_saver_hook.hpp"
 #include "hookfuse/hooks/variable_initialization_hook.hpp"
+#include "hookfuse/io/checkpoint_manager.hpp"
 #include "hookfuse/io/init_from_checkpoint.hpp"
 #include "hookfuse/io/saver.hpp"
 #endif

@@ -11,11 +11,13 @@
 //
 // Paths are checkpoint prefixes (no `.index`), oldest first in insertion order, the newest
 // last and equal to model_checkpoint_path. A prefix inside the directory is written relative to
-// it, so the directory can be moved; others are written absolute. Timestamps are seconds since
-// the Unix epoch (what Python's time.time() returns). The functions mirror TensorFlow's
-// `tf.train.get_checkpoint_state`, `tf.train.update_checkpoint_state` (with
-// save_relative_paths=True, as tf.train.CheckpointManager writes) and `tf.train.latest_checkpoint`
-// (which raises where TensorFlow's returns None for a checkpoint that lost its files).
+// it, so the directory can be moved, or absolute (TF1's Saver with an absolute directory);
+// others are written absolute. Readers accept both, with or without timestamp lines. Timestamps are
+// seconds since the Unix epoch (what Python's time.time() returns). The functions mirror
+// TensorFlow's `tf.train.get_checkpoint_state`, `update_checkpoint_state_internal`
+// (save_relative_paths=True by default, as tf.train.CheckpointManager writes; false as TF1's Saver)
+// and `tf.train.latest_checkpoint` (which raises where TensorFlow's returns None for a checkpoint
+// that lost its files).
 #pragma once
 
 #include <unistd.h>  // read
@@ -216,12 +218,15 @@ template <class = void>
 }
 
 /// Writes `save_dir`'s state file crash-safely (write_file_atomically), as TensorFlow's
-/// `tf.train.update_checkpoint_state(save_dir, model_checkpoint_path,
-/// all_model_checkpoint_paths, all_model_checkpoint_timestamps, last_preserved_timestamp,
-/// save_relative_paths=True)`: paths are file-system paths (absolute or relative to the working
-/// directory; those inside `save_dir` are stored relative to it); `model_checkpoint_path` is
-/// appended to the list when it is not already its last entry; timestamps are seconds since the
-/// epoch, either none or one per path (after that append).
+/// `update_checkpoint_state_internal(save_dir, model_checkpoint_path,
+/// all_model_checkpoint_paths, latest_filename, save_relative_paths,
+/// all_model_checkpoint_timestamps, last_preserved_timestamp)` (checkpoint_management.py):
+/// paths are file-system paths (absolute or relative to the working directory). With
+/// save_relative_paths (the default here, as tf.train.CheckpointManager writes), those inside
+/// `save_dir` are stored relative to it, others absolute. Without it (TF1's Saver), absolute
+/// paths are stored absolute (lexically normal), relative ones relative to `save_dir` as with
+/// it. `model_checkpoint_path` is appended to the list when it is not already its last entry;
+/// timestamps are seconds since the epoch, either none or one per path (after that append).
 ///
 /// Throws hookfuse::ValueError for an empty model_checkpoint_path or a timestamp count that
 /// does not match, hookfuse::RuntimeError when model_checkpoint_path is the state file itself,
@@ -233,14 +238,19 @@ void update_checkpoint_state(const std::filesystem::path& save_dir,
                              std::span<const std::filesystem::path> all_model_checkpoint_paths = {},
                              std::span<const double> all_model_checkpoint_timestamps = {},
                              double last_preserved_timestamp = 0.0,
-                             std::string_view latest_filename = kCheckpointStateFilename) {
+                             std::string_view latest_filename = kCheckpointStateFilename,
+                             bool save_relative_paths = true) {
   if (model_checkpoint_path.empty())
     ::hookfuse::detail::fail<ValueError>("update_checkpoint_state: model_checkpoint_path is empty");
   const std::filesystem::path file = save_dir / latest_filename;
   CheckpointState state;
-  state.model_checkpoint_path = detail::state_file_path(model_checkpoint_path, save_dir);
+  auto stored = [&](const std::filesystem::path& p) {
+    if (!save_relative_paths && p.is_absolute()) return p.lexically_normal().generic_string();
+    return detail::state_file_path(p, save_dir);
+  };
+  state.model_checkpoint_path = stored(model_checkpoint_path);
   for (const std::filesystem::path& p : all_model_checkpoint_paths)
-    state.all_model_checkpoint_paths.push_back(detail::state_file_path(p, save_dir));
+    state.all_model_checkpoint_paths.push_back(stored(p));
   if (state.all_model_checkpoint_paths.empty() ||
       state.all_model_checkpoint_paths.back() != state.model_checkpoint_path)
     state.all_model_checkpoint_paths.push_back(state.model_checkpoint_path);

@@ -71,13 +71,16 @@ concept CheckpointSaver = requires(S& saver, VariableList vars, std::string_view
 /// sharded: TensorFlow's Saver(sharded=True): each checkpoint is written as num_shards data
 /// files "P.data-0000K-of-0000N" (at most one per variable), variable i in shard i mod N,
 /// through TensorFlow's temporary "P_temp/part-..." bundles and their merge
-/// (docs/checkpoints.md, "Sharded save").
+/// (docs/checkpoints.md, "Sharded save"). save_relative_paths: TensorFlow's
+/// Saver(save_relative_paths=True): the state file names checkpoints relative to its directory
+/// even when the directory is given absolute (by default TF1's Saver writes them absolute then).
 struct SaverOptions {
   int max_to_keep = 5;
   double keep_checkpoint_every_n_hours = 10000.0;
   io::RestoreFallback restore_fallback = io::RestoreFallback::none;
   bool sharded = false;
   int num_shards = 2;
+  bool save_relative_paths = false;
 };
 
 namespace io {
