@@ -33,6 +33,7 @@
 #include "hookfuse/estimator/mode_keys.hpp"
 #include "hookfuse/estimator/prediction_range.hpp"
 #include "hookfuse/estimator/run_config.hpp"
+#include "hookfuse/estimator/warm_start_settings.hpp"
 #include "hookfuse/hooks/checkpoint_saver_hook.hpp"
 #include "hookfuse/hooks/logging_tensor_hook.hpp"
 #include "hookfuse/hooks/nan_tensor_hook.hpp"
@@ -90,7 +91,7 @@ namespace detail {
 /// io::Saver by address, so that the CheckpointSaverHook's saves and the session's restore go
 /// through one saver (its checkpoint list recovered by the restore is the one saving extends).
 struct SaverRef {
-  using warm_start_type = io::WarmStart;
+  using warm_start_type = WarmStartFrom;
   io::Saver* saver;
   std::string save(VariableList vars, std::string_view path, std::int64_t step) {
     return saver->save(vars, path, step);
@@ -187,12 +188,14 @@ struct NoParams {};
 /// matrices) when the model_fn takes it as `auto& vars`, else an nn::VariableStore. A
 /// variable the model's tensors refer to that the store does not own (a local of the model_fn)
 /// is refused with ValueError naming it before any value is read. It returns an EstimatorSpec.
+/// `warm_start_from` (WarmStartFrom: a checkpoint path, WarmStartSettings or io::WarmStart)
+/// applies only when model_dir has no checkpoint (estimator/warm_start_settings.hpp).
 /// Construction checks the config (RunConfig::validate) and creates nothing on disk.
 template <class ModelFn, class Params = NoParams, Clock C = SteadyClock, Logger L = StderrLogger>
 class Estimator {
  public:
   Estimator(ModelFn model_fn, RunConfig<C, L> config, Params params = {},
-            std::optional<io::WarmStart> warm_start_from = std::nullopt)
+            std::optional<WarmStartFrom> warm_start_from = std::nullopt)
       : model_fn_(std::move(model_fn)),
         config_(std::move(config)),
         params_(std::move(params)),
@@ -305,7 +308,10 @@ class Estimator {
         .save_summaries_steps = config_.save_summary_steps,
         .log_step_count_steps = config_.log_step_count_steps,
         .saver = saver_ref,
-        .warm_start_from = warm_start_,
+        // TF warm-starts only when model_dir has no checkpoint (_train_with_estimator_spec)
+        .warm_start_from = io::latest_checkpoint(std::filesystem::path(config_.model_dir))
+                               ? std::nullopt
+                               : warm_start_,
         .clock = config_.clock,
         .logger = config_.logger};
     auto input = detail::estimator_feeds<decltype(in)>::make(in.input);
@@ -448,8 +454,8 @@ class Estimator {
       return detail::NoPredictions{};  // after the compile error naming the key
     } else {
       auto in = make_input(input_fn);
-      return PredictionRange<Estimator, EI, Hooks, Keys...>(*this, std::move(in),
-                                                            std::move(hooks), args);
+      return PredictionRange<Estimator, EI, Hooks, Keys...>(*this, std::move(in), std::move(hooks),
+                                                            args);
     }
   }
 
@@ -582,7 +588,7 @@ class Estimator {
   ModelFn model_fn_;
   RunConfig<C, L> config_;
   Params params_;
-  std::optional<io::WarmStart> warm_start_;
+  std::optional<WarmStartFrom> warm_start_;
 };
 
 template <class M, class C, class L>
@@ -590,6 +596,6 @@ Estimator(M, RunConfig<C, L>) -> Estimator<M, NoParams, C, L>;
 template <class M, class C, class L, class P>
 Estimator(M, RunConfig<C, L>, P) -> Estimator<M, P, C, L>;
 template <class M, class C, class L, class P>
-Estimator(M, RunConfig<C, L>, P, std::optional<io::WarmStart>) -> Estimator<M, P, C, L>;
+Estimator(M, RunConfig<C, L>, P, std::optional<WarmStartFrom>) -> Estimator<M, P, C, L>;
 
 }  // namespace hookfuse
