@@ -12,9 +12,10 @@
 // marker naming a program not given on the command line, a marker followed by anything other
 // than a cpp block, a skip without a reason, an unclosed block, a program given on the command
 // line that no block is marked for. On any error no file is written. A program's file is
-// rewritten only when its text changes, so an edit to the prose recompiles nothing. With
-// --only, the whole file is checked but only that program's file is written (one build rule
-// per program, so that parallel builds never write one file twice).
+// rewritten only when its text changes (its blocks, or the lines they start on), so an edit
+// elsewhere recompiles nothing. With --only, the whole file is checked but only that program's
+// file is written (one build rule per program, so that parallel builds never write one file
+// twice).
 #include <cstdio>
 #include <fstream>
 #include <map>
