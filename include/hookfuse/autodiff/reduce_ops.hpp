@@ -210,6 +210,30 @@ struct AccuracyOp {
   };
 };
 
+/// Index of each row's largest value, [r, c] -> [r, 1], as the input's scalar type (float class
+/// ids, exact up to 2^24); ties go to the first, as tf.argmax. Not differentiable.
+struct ArgmaxOp {
+  static constexpr bool differentiable = false;
+  static constexpr std::size_t scalar_from = 0;
+  static constexpr Dims dims(Dims a) { return {a.rows, 1}; }
+  static constexpr bool valid(Dims) { return true; }
+  static Shape shape(Shape a) { return {a.rows, 1}; }
+
+  template <class S, Dims Out, Dims A>
+  struct kernel {
+    explicit kernel(const ArgmaxOp&) {}
+    void reserve(Shape, Shape) {}
+    template <class O, class X>
+    void forward(O& out, const X& a) {
+      for (Index i = 0; i < a.rows(); ++i) {
+        Index arg = 0;
+        if (a.cols() > 0) a.row(i).maxCoeff(&arg);
+        out(i, 0) = static_cast<S>(arg);
+      }
+    }
+  };
+};
+
 }  // namespace detail
 
 /// Sum of every element, [1, 1], like tf.reduce_sum without an axis.
@@ -253,6 +277,15 @@ template <Operand L, Operand Z>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto accuracy(L&& labels, Z&& logits) {
   return node_t<detail::AccuracyOp, L, Z>{
       {}, {}, {static_cast<L&&>(labels), static_cast<Z&&>(logits)}};
+}
+
+/// The column of each row's largest value, [batch, classes] -> [batch, 1], in the input's scalar
+/// type (tf.argmax(x, axis=1), which returns int64; here float ids, exact up to 2^24). Ties go to
+/// the first largest value, as tf.argmax. Not differentiable (no gradient flows through it): for
+/// predictions and metrics.
+template <Operand X>
+HOOKFUSE_PER_ENTRY_INLINE constexpr auto argmax(X&& x) {
+  return node_t<detail::ArgmaxOp, X>{{}, {}, {static_cast<X&&>(x)}};
 }
 
 }  // namespace hookfuse

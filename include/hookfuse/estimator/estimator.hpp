@@ -220,7 +220,8 @@ class Estimator {
   /// StopAtStepHook(steps or max_steps), NanTensorHook on the loss, LoggingTensorHook "loss =
   /// ..., step = ..." every log_step_count_steps runs, then the spec's training_hooks. Restores
   /// model_dir's latest checkpoint (warm_start_from applies only when there is none), logs
-  /// "Loss for final step: X." and, through the saver hook's end(), saves the last step.
+  /// "Loss for final step: X." and, through the saver hook's end(), saves the last step. The
+  /// spec's training_tensors are bound with the loss, so every hook here may fetch them by name.
   /// Errors: ValueError for bad steps / max_steps ("Must specify steps > 0, given: 0", "Can not
   /// provide both steps and max_steps."), for a model_dir that exists and is not a directory
   /// (nothing written), for saving_listeners without a checkpoint cadence (RunConfig's
@@ -265,9 +266,11 @@ class Estimator {
           "Estimator.train: the train_op's global step is not the model's: make it with "
           "optimizer.minimize(loss, vars.global_step()) on the VariableStore the model_fn "
           "received");
+    auto extras = std::move(spec.training_tensors);
     {
       detail::ModelVariables owned(vars);
       owned.add(train_op.loss);
+      owned.add_tuple(extras);
     }
     using LossT = decltype(detail::named_loss(spec.train_op.loss));
     constexpr auto loss_name = LossT::name;
@@ -316,17 +319,18 @@ class Estimator {
         .logger = config_.logger};
     auto input = detail::estimator_feeds<decltype(in)>::make(in.input);
     std::optional<float> last_loss;
-    {
+    boost::hana::unpack(std::move(extras), [&](auto&&... tensors) {
       MonitoredTrainingSession session(
           std::move(train_op), input, std::move(options), std::move(worker_hooks),
-          ChiefOnlyHooks<ConditionalHook<CkptHook>>{boost::hana::make_tuple(std::move(ckpt_hook))});
+          ChiefOnlyHooks<ConditionalHook<CkptHook>>{boost::hana::make_tuple(std::move(ckpt_hook))},
+          std::move(tensors)...);
       while (!session.should_stop()) {
         auto values = session.template run<loss_name>();
         if (!values) break;
         last_loss = static_cast<float>((*values).template get<loss_name>().item());
       }
       session.close();
-    }
+    });
     if (!last_loss)
       config_.logger.log(Severity::warning,
                          "Training with estimator made no steps. Perhaps input is empty or "

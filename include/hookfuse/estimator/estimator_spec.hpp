@@ -63,6 +63,20 @@ constexpr auto predictions(Ps... ps) {
   return boost::hana::make_tuple(ps...);
 }
 
+/// Named tensors a TRAIN model computes besides its loss, for the hooks passed to
+/// Estimator::train to fetch by name (TF: any tensor of the graph, fetched by its name, as
+/// LoggingTensorHook(["train_accuracy"]) does): training_tensors(named<"train_accuracy">(
+/// accuracy(labels, logits))). Each is a named tensor or a summary declaration
+/// (summary::scalar<"a">(named<"a">(...)): fetched as "a", and written by the session's
+/// SummarySaverHook into model_dir, as TF's tf.compat.v1.summary.scalar in a model_fn).
+template <class... Ts>
+constexpr auto training_tensors(Ts... ts) {
+  static_assert(((detail::is_named_v<Ts> || requires { typename Ts::summarized_type; }) && ...),
+                "hookfuse: training_tensors(...) takes named tensors (named<\"train_accuracy\">("
+                "...)) or summary declarations (summary::scalar<\"a\">(named<\"a\">(...)))");
+  return boost::hana::make_tuple(ts...);
+}
+
 /// What a model_fn returns for one mode, tf.estimator.EstimatorSpec(mode, predictions, loss,
 /// train_op, eval_metric_ops, training_hooks, evaluation_hooks, prediction_hooks), set by name:
 ///
@@ -82,6 +96,12 @@ constexpr auto predictions(Ps... ps) {
 ///   training_hooks, evaluation_hooks, prediction_hooks
 ///                     hooks(...) run in that mode after the Estimator's own (session hooks,
 ///                     hooks/concepts.hpp).
+///   training_tensors  training_tensors(named<"a">(...), ...): tensors that hooks passed to
+///                     train() (or training_hooks) may fetch by name in TRAIN; bound with the
+///                     loss, computed only in the runs that fetch them. Ignored in EVAL and
+///                     PREDICT. (Beyond TF's EstimatorSpec: a TF graph's tensors are all
+///                     fetchable by name; a hookfuse model is the loss's expression, so the
+///                     others are named here.)
 /// A field not given is NoField. The mode's required fields (TRAIN: train_op; EVAL: loss;
 /// PREDICT: predictions) are checked when the spec's type is completed: a spec without one is a
 /// compile error naming the field and the mode (TensorFlow: a ValueError at run time). Fields
@@ -89,7 +109,8 @@ constexpr auto predictions(Ps... ps) {
 template <class ModeT, class Predictions = NoField, class Loss = NoField, class TrainOp = NoField,
           class EvalMetricOps = NoField, class TrainingHooks = boost::hana::tuple<>,
           class EvaluationHooks = boost::hana::tuple<>,
-          class PredictionHooks = boost::hana::tuple<>>
+          class PredictionHooks = boost::hana::tuple<>,
+          class TrainingTensors = boost::hana::tuple<>>
 struct EstimatorSpec {
   static_assert(detail::is_mode_key_v<ModeT>,
                 "hookfuse: EstimatorSpec's .mode is the mode the model_fn received "
@@ -101,6 +122,9 @@ struct EstimatorSpec {
                     detail::is_hana_tuple_v<Predictions>,
                 "hookfuse: EstimatorSpec's .predictions is a named tensor (named<\"name\">(...)) "
                 "or predictions(named<\"a\">(...), ...): predict() returns them by name");
+  static_assert(detail::is_hana_tuple_v<TrainingTensors>,
+                "hookfuse: EstimatorSpec's .training_tensors is training_tensors(named<\"a\">("
+                "...), ...)");
 
   ModeT mode;
   Predictions predictions{};
@@ -110,6 +134,7 @@ struct EstimatorSpec {
   TrainingHooks training_hooks{};
   EvaluationHooks evaluation_hooks{};
   PredictionHooks prediction_hooks{};
+  TrainingTensors training_tensors{};
 };
 
 namespace detail {

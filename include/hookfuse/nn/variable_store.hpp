@@ -166,6 +166,52 @@ class BasicVariableStore : public VariableStoreBase {
     return v;
   }
 
+  /// The variable type variable<Name, Scalar, Rank>(rows, cols) returns: [Dynamic, Dynamic] for
+  /// rank 2, [1, Dynamic] for rank 1 (a bias, TF shape [cols]).
+  template <fixed_string Name, class Scalar, int Rank = 2>
+  using dynamic_variable_type =
+      BasicVariable<hookfuse::detail::packed_name_t<Name>, Scalar, Rank == 2 ? Dynamic : 1,
+                    Dynamic, Rank, Grad>;
+
+  /// The variable `Name` with a shape known at run time, [rows, cols] of Scalar
+  /// (tf.compat.v1.get_variable(name, shape=[rows, cols], initializer=init)); Rank 1 is TF shape
+  /// [cols], kept as one row (`rows` must be 1). Created on first use with `init` (default
+  /// glorot_uniform seeded from the name, mixed with the store's seed as in the fixed-shape
+  /// form) and returned again by later calls with the same name and shape (TF: reuse=AUTO_REUSE;
+  /// `init` is then not applied). Throws ValueError for a dimension < 1 or a rank-1 variable with
+  /// rows != 1, naming the variable and the shape; for a later call whose shape differs (TF:
+  /// "Trying to share variable weights, but specified shape (784, 128) and found shape (784,
+  /// 256)."); and when `Name` already names an object of another type (a fixed-shape variable,
+  /// another scalar type or rank).
+  template <fixed_string Name, class Scalar, int Rank = 2, class Init = glorot_uniform>
+    requires(Rank == 1 || Rank == 2)
+  dynamic_variable_type<Name, Scalar, Rank>& variable(Index rows, Index cols, Init init = {}) {
+    using V = dynamic_variable_type<Name, Scalar, Rank>;
+    if (rows < 1 || cols < 1 || (Rank == 1 && rows != 1))
+      hookfuse::detail::fail<ValueError>(
+          (hookfuse::detail::ErrorMessage()
+           << "get_variable: variable '" << Name.view() << "' has shape [" << rows << ", " << cols
+           << "]: every dimension must be >= 1" << (Rank == 1 ? " and rows 1 (rank 1: [cols])" : ""))
+              .str());
+    if (V* found = find<V>(Name.view())) {
+      if (found->value.rows() != rows || found->value.cols() != cols)
+        hookfuse::detail::fail<ValueError>(
+            (hookfuse::detail::ErrorMessage()
+             << "get_variable: Trying to share variable " << Name.view()
+             << ", but specified shape [" << rows << ", " << cols << "] and found shape ["
+             << found->value.rows() << ", " << found->value.cols() << "].")
+                .str());
+      return *found;
+    }
+    V& v = emplace<V>(Name.view(), rows, cols);
+    if constexpr (requires { init.seed; }) {
+      if (!init.seed && seed)
+        init.seed = seed_from_name(Name.view()) ^ (*seed * 0x9E3779B97F4A7C15ULL);
+    }
+    hookfuse::nn::detail::initialize(init, v.value, Name.view());
+    return v;
+  }
+
   /// The layer (or any object) of type T under `name`, created on first use from `args` and
   /// returned again (args ignored) by later calls with the same name and type:
   /// `vars.layer<nn::Dense<"dense", float, 4, 8>>()`. A layer with variables is made in this
@@ -191,6 +237,18 @@ template <fixed_string Name, class Scalar, int R, int C, int Rank = 2, bool G,
   requires(R != Dynamic && C != Dynamic)
 auto& get_variable(BasicVariableStore<G>& vars, Init init = {}) {
   return vars.template variable<Name, Scalar, R, C, Rank>(std::move(init));
+}
+
+/// tf.compat.v1.get_variable(name, shape=[rows, cols], initializer=init) with a run-time shape:
+/// vars.variable<Name, Scalar, Rank>(rows, cols, init) as a free function (see above for the
+/// reuse rule and the errors):
+///
+///     auto& w = nn::get_variable<"weights", float>(vars, 784, 256, nn::truncated_normal{});
+///     auto& b = nn::get_variable<"biases", float, 1>(vars, 1, 256, nn::zeros{});  // TF [256]
+template <fixed_string Name, class Scalar, int Rank = 2, bool G, class Init = glorot_uniform>
+  requires(Rank == 1 || Rank == 2)
+auto& get_variable(BasicVariableStore<G>& vars, Index rows, Index cols, Init init = {}) {
+  return vars.template variable<Name, Scalar, Rank>(rows, cols, std::move(init));
 }
 
 /// vars.layer<T>(name, args...) as a free function (see get_variable):
