@@ -111,12 +111,13 @@ if(HOOKFUSE_BUILD_TESTS)
 endif()
 # The MLP Estimator program on its own random data, 150 steps per run with the whole set (1000)
 # as the batch: the warm-started run's first logged train_accuracy equals the first run's
-# evaluate accuracy and exceeds chance; the error without a checkpoint to warm-start from and
-# for bad flags (examples/estimator_mlp/outputs_test.sh).
+# evaluate accuracy and exceeds chance; the train_accuracy summaries in the event file; the error
+# without a checkpoint to warm-start from and for bad flags (examples/estimator_mlp/outputs_test.sh).
 if(HOOKFUSE_BUILD_TESTS)
   add_test(NAME example.estimator_mlp
     COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/estimator_mlp/outputs_test.sh"
-      "$<TARGET_FILE:estimator_mlp>" "${CMAKE_CURRENT_BINARY_DIR}/estimator_mlp_run")
+      "$<TARGET_FILE:estimator_mlp>" "$<TARGET_FILE:event_dump>"
+      "${CMAKE_CURRENT_BINARY_DIR}/estimator_mlp_run")
   set_tests_properties(example.estimator_mlp PROPERTIES LABELS example TIMEOUT 300)
   # At the TF program's settings (10000 steps per run, batch 100) on Fashion-MNIST with
   # --kernel_init glorot: test accuracy >= 0.86 (examples/estimator_mlp/fashion_mnist_test.sh;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# examples/estimator_mlp/outputs_test.sh EXE WORKDIR (ctest example.estimator_mlp): the example
+# examples/estimator_mlp/outputs_test.sh (ctest example.estimator_mlp): the example
 # on its own random data (1000 x 784, seed 0) with --max_steps 150 --batch_size 1000, so that a
 # batch is the whole set (WORKDIR removed first):
 #   1. both runs end at global step 150 and log train_accuracy at steps 1 and 101 (two
@@ -8,13 +8,18 @@
 #      first run's last, the value computed before the step's update, on the whole set) equals
 #      the first run's evaluate accuracy on the same set within 1e-6, and is above chance
 #      (0.1) by more than 0.05; a run that kept its random weights would log chance level;
-#   3. the first run's directory holds model.ckpt-150 (CheckpointSaverHook(save_steps=1000):
+#   3. the first run's event file (read by event_dump) holds the train_accuracy summary at
+#      steps 1 and 101 (the session's SummarySaverHook, every 100 steps), the value at step 1
+#      the first run's first logged train_accuracy;
+#   4. the first run's directory holds model.ckpt-150 (CheckpointSaverHook(save_steps=1000):
 #      saves at 0 and at the last step);
-#   4. it prints five predicted classes in 0..9;
-#   5. --warm_start_from a directory without a checkpoint: exit 1, one stderr line naming it;
-#   6. bad flags: a non-zero exit below 128 (no abort) and one stderr line naming the flag.
+#   5. it prints five predicted classes in 0..9;
+#   6. --warm_start_from a directory without a checkpoint: exit 1, one stderr line naming it;
+#   7. bad flags: a non-zero exit below 128 (no abort) and one stderr line naming the flag.
+#
+#   outputs_test.sh <example> <event_dump> <workdir>
 set -u
-exe=$1 work=$2
+exe=$1 event_dump=$2 work=$3
 fail() { echo "FAILED: $*"; exit 1; }
 rm -rf "$work"
 mkdir -p "$work" || fail "cannot create $work"
@@ -33,6 +38,13 @@ awk '/^first run.s evaluate accuracy:/ { e = $NF; ne++ }
      END { d = e - l; if (d < 0) d = -d
            exit !(ne == 1 && nl == 1 && d <= 1e-6 && l > 0.15) }' "$work/out.txt" ||
   fail "warm start: the first logged train_accuracy must equal the first run's evaluate accuracy (within 1e-6) and exceed 0.15"
+"$event_dump" --csv "$work/run/first" >"$work/events.csv" || fail "event_dump: exit status $?"
+grep '^train_accuracy,' "$work/events.csv" | cut -d, -f2 | tr '\n' ' ' | grep -qx '1 101 ' ||
+  fail "expected train_accuracy summaries at steps 1 and 101, got: $(grep '^train_accuracy,' "$work/events.csv")"
+first_logged=$(grep -m1 'train_accuracy = ' "$work/err.txt" | sed 's/.*train_accuracy = \([0-9.]*\).*/\1/')
+awk -F, -v l="$first_logged" '$1 == "train_accuracy" && $2 == 1 { d = $4 - l; if (d < 0) d = -d; ok = d <= 1e-6 }
+  END { exit !ok }' "$work/events.csv" ||
+  fail "the summary at step 1 is not the first logged train_accuracy ($first_logged)"
 [ -e "$work/run/first/model.ckpt-150.index" ] || fail "no $work/run/first/model.ckpt-150.index"
 grep -Eq '^predicted classes \(first 5\):( [0-9]){5}$' "$work/out.txt" ||
   fail "expected five predicted classes"
