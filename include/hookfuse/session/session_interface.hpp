@@ -174,9 +174,10 @@ class SessionInterface {
   /// (std::uncaught_exceptions() above the session's `uncaught_at_construction_`), as
   /// TensorFlow's `with MonitoredSession(...)` exits: then the session is marked closed and no
   /// end() called. Every hook's end() runs, and each exception from one is logged at ERROR
-  /// (StderrLogger) instead of escaping. Without exceptions (HOOKFUSE_NO_EXCEPTIONS) just close(): nothing can unwind
-  /// there, and std::uncaught_exceptions() would link libsupc++'s exception globals into a
-  /// bare-metal image.
+  /// (StderrLogger), in hook order, instead of escaping. Without exceptions
+  /// (HOOKFUSE_NO_EXCEPTIONS) just close(): nothing can unwind there, and
+  /// std::uncaught_exceptions() would link libsupc++'s exception globals into a bare-metal
+  /// image.
   void close_from_destructor() {
 #ifndef HOOKFUSE_NO_EXCEPTIONS
     if (std::uncaught_exceptions() > self().uncaught_at_construction_) {
