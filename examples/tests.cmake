@@ -47,6 +47,15 @@ if(HOOKFUSE_BUILD_TESTS)
   set_tests_properties(example.fashion_mnist_summaries PROPERTIES LABELS example
                        SKIP_RETURN_CODE 77 TIMEOUT 300)
 endif()
+# An error in a hook's end() (the final checkpoint cannot be written) makes the example exit 1
+# with one line (examples/fashion_mnist/end_error_test.sh; skipped without Fashion-MNIST).
+if(HOOKFUSE_BUILD_TESTS)
+  add_test(NAME example.fashion_mnist_end_error
+    COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/fashion_mnist/end_error_test.sh"
+      "$<TARGET_FILE:fashion_mnist>" "${CMAKE_CURRENT_BINARY_DIR}/fashion_mnist_end_error")
+  set_tests_properties(example.fashion_mnist_end_error PROPERTIES LABELS example
+                       SKIP_RETURN_CODE 77 TIMEOUT 300)
+endif()
 # --lr_schedule cosine: cosine_decay(0.1, 300, alpha 0.01) ends at 0.1 * (0.99 * 0.5 * (1 +
 # cos(pi * 299 / 300)) + 0.01) = 0.0010027 for the last step (global step 299).
 hookfuse_add_example_test(NAME example.fashion_mnist_cosine TARGET fashion_mnist

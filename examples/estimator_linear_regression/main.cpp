@@ -37,9 +37,9 @@
 //  - hookfuse's Estimator has no get_variable_value; W and b are read from model_dir's latest
 //    checkpoint with io::load_checkpoint, which is what TF's get_variable_value does
 //    (tf.train.load_variable(model_dir, name)).
-//  - The example creates "checkpoints" itself: hookfuse's CheckpointSaverHook writes no events,
-//    and its saver refuses a missing parent directory (TF's Saver.save does too), whereas TF's
-//    hook creates the directory through the summary writer it opens there in begin().
+//  - CheckpointSaverHook creates "checkpoints" in begin(), as TF's does (TF through the summary
+//    writer it opens there; hookfuse's through its saver's create_checkpoint_dir, writing no
+//    events).
 //  - "model", "logs" and "checkpoints" are relative to --dir (default: the working directory).
 #include <CLI/CLI.hpp>
 #include <array>
@@ -100,10 +100,6 @@ int main(int argc, char** argv) try {
   // TF's default batch_size (128) takes the four examples as one batch.
   const auto eval_input_fn =
       hf::numpy_input_fn<X, Y>(xs.data(), 4, ys.data(), {.num_epochs = 1, .shuffle = false});
-
-  // TF's CheckpointSaverHook creates checkpoint_dir (its SummaryWriterCache.get in begin());
-  // hookfuse's does not, so the directory is made here.
-  std::filesystem::create_directories(checkpoints);
 
   hf::Estimator estimator(model_fn, hf::RunConfig{.model_dir = model_dir}, Params{learning_rate});
   const hf::TrainSpec train_spec(

@@ -212,6 +212,9 @@ int main(int argc, char** argv) {
       }
       while (!session.should_stop()) session.run();
       final_learning_rate = session.optimizer().learning_rate();
+      // Every hook's end() (the final checkpoint, the event file's flush) runs here; the first
+      // error is raised, so a failed end() exits 1 (the destructor would only log it).
+      session.close();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "fashion_mnist: %s\n", e.what());
       return false;

@@ -99,6 +99,7 @@ struct SaverRef {
   std::optional<std::string> restore_latest(VariableList vars, std::string_view dir) {
     return saver->restore_latest(vars, dir);
   }
+  void create_checkpoint_dir(std::string_view dir) { saver->create_checkpoint_dir(dir); }
   template <Logger Lg>
   std::optional<std::string> restore_latest(VariableList vars, std::string_view dir, Lg& logger) {
     return saver->restore_latest(vars, dir, logger);
@@ -227,7 +228,10 @@ class Estimator {
   /// (nothing written), for saving_listeners without a checkpoint cadence (RunConfig's
   /// save_checkpoints_steps or _secs <= 0: "There should be a CheckpointSaverHook to use
   /// saving_listeners. ..."), for a model variable the VariableStore does not own,
-  /// or a train_op not made with vars.global_step(); the session's and saver's errors.
+  /// or a train_op not made with vars.global_step(); the session's and saver's errors. An error
+  /// from a hook's end() reaches the caller after every hook's end() has run (the final
+  /// checkpoint is still saved); later ones are logged at ERROR through the config's logger
+  /// (MonitoredTrainingSession::close(logger)).
   template <class InputFn, class Hooks = boost::hana::tuple<>,
             class Listeners = boost::hana::tuple<>>
   Estimator& train(InputFn&& input_fn, TrainArgs args = {}, Hooks hooks = {},
@@ -329,7 +333,7 @@ class Estimator {
         if (!values) break;
         last_loss = static_cast<float>((*values).template get<loss_name>().item());
       }
-      session.close();
+      session.close(config_.logger);
     });
     if (!last_loss)
       config_.logger.log(Severity::warning,
@@ -357,7 +361,8 @@ class Estimator {
   /// through that directory's shared writer (io::SummaryWriterCache), flushed. Returns the
   /// metrics and the global step. Errors: ValueError for steps <= 0 and a missing model; the
   /// restore's errors (io::NotFoundError for a checkpoint_path that does not exist, naming it)
-  /// before any hook runs or any file is written.
+  /// before any hook runs or any file is written. An error from a hook's end() reaches the
+  /// caller after every hook's end() has run, later ones logged through the config's logger.
   template <class InputFn, class Hooks = boost::hana::tuple<>>
   EvalResult evaluate(InputFn&& input_fn, EvalArgs args = {}, Hooks hooks = {}) {
     if (args.steps && *args.steps <= 0)
@@ -421,7 +426,7 @@ class Estimator {
         }
       }
       (names);
-      session.close();
+      session.close(config_.logger);
     });
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.5f", config_.clock.now() - started);

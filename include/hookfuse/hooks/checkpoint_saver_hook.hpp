@@ -10,8 +10,12 @@
 //                         timer's next trigger, reads the
 //                         real global step and saves if the timer fires for it; a listener's
 //                         after_save returning true then requests a stop;
+//   begin                 creates checkpoint_dir when the saver can (create_checkpoint_dir;
+//                         TF's begin() creates it through its SummaryWriterCache.get), then
+//                         calls every listener's begin;
 //   end                   saves unless the last global step is the one last saved, then calls
-//                         every listener's end.
+//                         every listener's end: each of them runs even when the save or an
+//                         earlier listener's end throws, and the first error is raised after.
 // On a step where it does not fire, after_run is one comparison: no clock read (step cadence),
 // no allocation, no call into the saver.
 #pragma once
@@ -27,6 +31,8 @@
 #include <utility>
 
 #include "hookfuse/clock.hpp"
+#include "hookfuse/detail/call_all.hpp"
+#include "hookfuse/detail/format.hpp"
 #include "hookfuse/detail/type_name.hpp"
 #include "hookfuse/hooks/concepts.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
@@ -109,7 +115,10 @@ constexpr auto listeners(Ls&&... ls) {
 /// Exactly one of save_secs and save_steps must be given (std::invalid_argument otherwise, as
 /// TensorFlow's ValueError from its SecondOrStepTimer). The session must provide global_step()
 /// and variables() (the CheckpointVariable list the saver receives), as MonitoredTrainingSession
-/// does. Errors from the saver propagate from the event that saved.
+/// does. Errors from the saver propagate from the event that saved. A saver with
+/// `create_checkpoint_dir(dir)` (io::Saver has it) is asked in begin() to create checkpoint_dir
+/// and its missing parents, as TensorFlow's hook does; its error (io::IoError naming the path)
+/// propagates from begin().
 ///
 /// Copies: a hook copied before its session starts is an independent hook. A copy made while a
 /// session runs does not save through that session's after_run (it saves again only once given
@@ -132,7 +141,8 @@ class CheckpointSaverHook {
 
   CheckpointSaverHook(std::string_view checkpoint_dir, Options options, Saver saver,
                       Listeners listeners = {}, C clock = C{}, L logger = L{})
-      : save_path_(detail::join_path(checkpoint_dir, options.checkpoint_basename)),
+      : checkpoint_dir_(checkpoint_dir),
+        save_path_(detail::join_path(checkpoint_dir, options.checkpoint_basename)),
         timer_(options.save_secs, options.save_steps, clock),
         saver_(std::move(saver)),
         listeners_(std::move(listeners)),
@@ -140,8 +150,14 @@ class CheckpointSaverHook {
     logger_.log(Severity::info, "Create CheckpointSaverHook.");
   }
 
-  /// Calls every listener's begin().
+  /// Creates checkpoint_dir through the saver's create_checkpoint_dir(dir), when it has one and
+  /// the directory is not empty (TF: SummaryWriterCache.get(checkpoint_dir) in begin()), then
+  /// calls every listener's begin().
   void begin() {
+    if constexpr (requires(saver_type& s) { s.create_checkpoint_dir(std::string_view{}); }) {
+      saver_type& saver = saver_;
+      if (!checkpoint_dir_.empty()) saver.create_checkpoint_dir(checkpoint_dir_);
+    }
     boost::hana::unpack(listeners_, [](auto&... ls) { (call_begin(hook_ref(ls)), ...); });
   }
 
@@ -177,15 +193,29 @@ class CheckpointSaverHook {
   }
 
   /// Saves the final global step unless it is the one saved last, then calls every listener's
-  /// end(session, step).
+  /// end(session, step) (TF: CheckpointSaverHook.end). Each listener's end() runs even when the
+  /// save or an earlier listener's end() throws (TensorFlow's stops at the first error); the
+  /// first exception is then raised, each later one logged at ERROR through the hook's logger.
   template <class Session>
   void end(Session& session) {
     const std::int64_t last_step = session.global_step();
-    if (timer_.last_triggered_step() != last_step) save(session, last_step);
-    boost::hana::unpack(listeners_, [&](auto&... ls) {
-      (call_end(hook_ref(ls), session, last_step), ...);
-    });
     bound_ = {};
+#ifdef HOOKFUSE_NO_EXCEPTIONS
+    detail::ErrorCollector errors([](const char*) {});
+#else
+    detail::ErrorCollector errors([this](const char* what) {
+      logger_.log(Severity::error,
+                  (detail::ErrorMessage() << "CheckpointSaverHook.end: a listener's end() threw "
+                                             "after an earlier error (the first is raised): "
+                                          << what)
+                      .str());
+    });
+#endif
+    if (timer_.last_triggered_step() != last_step)
+      errors.run([&] { save(session, last_step); });
+    detail::call_all(
+        listeners_, [&](auto& l) { call_end(hook_ref(l), session, last_step); }, errors);
+    errors.rethrow_first();
   }
 
   /// "<checkpoint_dir>/<checkpoint_basename>", the prefix saves write to (before "-<step>").
@@ -276,6 +306,7 @@ class CheckpointSaverHook {
     }
   };
 
+  std::string checkpoint_dir_;
   std::string save_path_;
   SecondOrStepTimer<C> timer_;
   Saver saver_;

@@ -32,6 +32,11 @@
 //       saver need not. A saver that also has restore_latest(vars, checkpoint_dir, logger) is
 //       called with the session's logger.
 //
+// Optionally, `void create_checkpoint_dir(std::string_view checkpoint_dir)`: creates the
+// directory and its missing parents, an error naming it when it cannot (io::Saver has it).
+// CheckpointSaverHook::begin() calls it, as TensorFlow's hook creates checkpoint_dir in begin();
+// without it the directory must exist before the first save.
+//
 // `vars` is the session's variable list (checkpoint_variables(): every variable of the model,
 // then "global_step"); a saver built for an explicit var_list may save only those. The list is
 // valid for the call only (it points into the variables). The hook calls save() only on the

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "hookfuse/config.hpp"
+#include "hookfuse/detail/call_all.hpp"
 #include "hookfuse/fixed_string.hpp"
 #include "hookfuse/hooks/checkpoint_state.hpp"
 #include "hookfuse/hooks/concepts.hpp"
@@ -100,14 +101,18 @@ void call_after_create_session(Hooks& hs, Session& session) {
       h.after_create_session(session);
   });
 }
-/// Every hook's end(session), in hook order; an exception from one propagates (the remaining
-/// hooks' end() is not called).
-template <class Hooks, class Session>
-void call_end(Hooks& hs, Session& session) {
-  boost::hana::for_each(hs, [&session](auto& stored) {
-    auto& h = hook_ref(stored);
-    if constexpr (HandlesEnd<std::remove_cvref_t<decltype(h)>, Session>) h.end(session);
-  });
+/// Every hook's end(session), in hook order, each through `errors` (detail/call_all.hpp): an
+/// exception from one hook's end() does not skip the end() of the hooks after it; the caller
+/// raises the first one (errors.rethrow_first()) once all have run.
+template <class Hooks, class Session, class Log>
+void call_end(Hooks& hs, Session& session, ErrorCollector<Log>& errors) {
+  call_all(
+      hs,
+      [&session](auto& stored) {
+        auto& h = hook_ref(stored);
+        if constexpr (HandlesEnd<std::remove_cvref_t<decltype(h)>, Session>) h.end(session);
+      },
+      errors);
 }
 
 /// A stored hook (H, or std::reference_wrapper<H>) the idle fast path may leave out of a run

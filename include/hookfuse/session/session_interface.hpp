@@ -35,15 +35,31 @@ class SessionInterface {
   /// True once a hook requested a stop, the input ran out, or the session was closed.
   bool should_stop() const { return self().should_stop_ || self().closed_; }
 
-  /// Calls every hook's end(session) once and stops the session; an exception from end()
-  /// propagates (the remaining hooks' end() is not called). Skipped (hooks' end() not called)
-  /// when the last run() left through an exception. Later calls do nothing.
-  void close() {
+  /// Calls every hook's end(session) once, in hook order, and stops the session (TF:
+  /// MonitoredSession.close()). Every hook's end() runs even when an earlier one throws (so a
+  /// CheckpointSaverHook after a failing hook still writes the final checkpoint); then the first
+  /// exception propagates, and each later one is logged at ERROR through StderrLogger
+  /// (close(logger): through `logger`). TensorFlow stops at the first end() that raises.
+  /// Skipped (hooks' end() not called) when the last run() left through an exception. Later
+  /// calls do nothing.
+  void close() { close(StderrLogger{}); }
+  template <Logger L>
+  void close(L&& logger) {
     if (self().closed_) return;
-    self().closed_ = true;
-    if (self().in_run_) return;
-    sync_hooks();
-    call_end(self().hooks_, self());
+#ifdef HOOKFUSE_NO_EXCEPTIONS
+    (void)logger;
+    ErrorCollector errors([](const char*) {});
+#else
+    ErrorCollector errors([&logger](const char* what) {
+      logger.log(Severity::error,
+                 (ErrorMessage() << "hookfuse: a hook's end() threw after an earlier one did "
+                                    "(close() raises the first): "
+                                 << what)
+                     .str());
+    });
+#endif
+    end_hooks(errors);
+    errors.rethrow_first();
   }
 
   /// The I-th hook, as given to hooks(...) (for std::ref(h): h itself).
@@ -157,37 +173,45 @@ class SessionInterface {
   /// What a session's destructor calls: close(), except while an exception unwinds the stack
   /// (std::uncaught_exceptions() above the session's `uncaught_at_construction_`), as
   /// TensorFlow's `with MonitoredSession(...)` exits: then the session is marked closed and no
-  /// end() called. An exception from end() is logged at ERROR (StderrLogger) instead of
-  /// escaping. Without exceptions (HOOKFUSE_NO_EXCEPTIONS) just close(): nothing can unwind
-  /// there, and std::uncaught_exceptions() would link libsupc++'s exception globals into a
-  /// bare-metal image.
+  /// end() called. Every hook's end() runs, and each exception from one is logged at ERROR
+  /// (StderrLogger), in hook order, instead of escaping. Without exceptions
+  /// (HOOKFUSE_NO_EXCEPTIONS) just close(): nothing can unwind there, and
+  /// std::uncaught_exceptions() would link libsupc++'s exception globals into a bare-metal
+  /// image.
   void close_from_destructor() {
 #ifndef HOOKFUSE_NO_EXCEPTIONS
-    auto log = [](const char* what) {
-      StderrLogger{}.log(Severity::error,
-                         (ErrorMessage() << "hookfuse: a hook's end() threw while the session "
-                                            "was destroyed (call close() to receive the "
-                                            "exception): "
-                                         << what)
-                             .str());
-    };
     if (std::uncaught_exceptions() > self().uncaught_at_construction_) {
       self().closed_ = true;
       return;
     }
-    try {
-      close();
-    } catch (const std::exception& e) {
-      log(e.what());
-    } catch (...) {
-      log("an exception not derived from std::exception");
-    }
+    // keep_first = false: every end() error is logged here, in the order they happen.
+    ErrorCollector errors(
+        [](const char* what) {
+          StderrLogger{}.log(Severity::error,
+                             (ErrorMessage() << "hookfuse: a hook's end() threw while the "
+                                                "session was destroyed (call close() to receive "
+                                                "the exception): "
+                                             << what)
+                                 .str());
+        },
+        false);
+    errors.run([&] { end_hooks(errors); });
 #else
     close();
 #endif
   }
 
  private:
+  /// close()'s work: marks the session closed and, unless the last run() threw, calls every
+  /// hook's end() through `errors` (every one runs; the caller raises or has logged the errors).
+  template <class Log>
+  void end_hooks(ErrorCollector<Log>& errors) {
+    if (self().closed_) return;
+    self().closed_ = true;
+    if (self().in_run_) return;
+    sync_hooks();
+    call_end(self().hooks_, self(), errors);
+  }
   /// A session whose hooks may sit out idle runs (MonitoredTrainingSession::skips_idle_runs)
   /// tells them the runs they missed before the caller gets hold of them.
   void sync_hooks() {

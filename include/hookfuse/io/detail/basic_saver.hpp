@@ -132,6 +132,20 @@ class BasicSaver {
     next_checkpoint_time_ = last_preserved_ + keep_every_n_hours_ * 3600.0;
   }
 
+  /// Creates the directory `dir` and its missing parents (nothing when it exists): what
+  /// CheckpointSaverHook::begin() asks of its saver, as TensorFlow's hook creates checkpoint_dir
+  /// in begin(). Throws io::IoError naming `dir` when it cannot be created or is not a directory
+  /// (a path under a regular file, say).
+  void create_checkpoint_dir(std::string_view dir) {
+    const std::filesystem::path path(dir);
+    std::error_code ec;
+    std::filesystem::create_directories(path, ec);
+    if (ec || !std::filesystem::is_directory(path, ec))
+      ::hookfuse::detail::fail<IoError>("Saver: cannot create checkpoint_dir " + path.string() +
+                                        ": " +
+                                        (ec ? ec.message() : std::string("not a directory")));
+  }
+
   /// Saves every variable of `vars` as checkpoint `<save_path>-<global_step>` (save_path is
   /// "<dir>/<basename>", e.g. "run/model.ckpt"; the directory must exist), records it as the
   /// newest in `<dir>/checkpoint` (written last, after both bundle files are in place), applies
