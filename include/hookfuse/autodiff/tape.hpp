@@ -133,8 +133,8 @@ constexpr bool check_unique_name() {
 
 // While flatten walks the expression, the entries grow one at a time in a cons list (Cons<Prev,
 // E>: one new aggregate per entry) instead of a std::tuple rebuilt by std::tuple_cat at every
-// step, which instantiated a tuple of every length on the way and so grew quadratically with
-// the number of entries. bind_tape turns the finished list's type into one FlatTuple.
+// step, which would instantiate a tuple of every length on the way and so grow quadratically
+// with the number of entries. bind_tape turns the finished list's type into one FlatTuple.
 struct EntryNil {
   enum : std::size_t { size = 0 };
 };
@@ -396,8 +396,8 @@ struct SeenName {
 /// does (children first; a name met again is not walked into) and records where each entry's
 /// payload is (the Variable pointer, the placeholder, the op). Its state is a run-time count
 /// and name list, not the tape's type: a function instantiated once per node with the tape so
-/// far in its template arguments has a symbol that spells the tape, and the compiler's work
-/// grew with the square of the model's size.
+/// far in its template arguments would have a symbol that spells the tape, and the compiler's
+/// work would grow with the square of the model's size.
 struct TapeWalk {
   const void** payloads;  // [entries]
   SeenName* names;        // [names]

@@ -122,8 +122,8 @@ enum class EntryKind {
 
 /// The tape positions, in tape order, of the entries at positions 0..Last that are of `Kind`.
 /// The graph's per-entry loops go over such a list instead of over every position: a loop body
-/// instantiated once per tape entry is a function whose symbol spells the whole tape, so the
-/// compiler's work grew with the square of the model's size.
+/// instantiated once per tape entry would be a function whose symbol spells the whole tape, and
+/// the compiler's work would grow with the square of the model's size.
 template <class Entries, EntryKind Kind, std::size_t Last>
 struct position_list {
   static constexpr bool holds(std::size_t i) {
