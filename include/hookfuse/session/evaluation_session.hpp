@@ -164,7 +164,8 @@ class MonitoredSession
   bool step(SessionRunValues<Fetch...>& caller, FeedInputs&& feed_inputs) {
     namespace hana = boost::hana;
     auto release_feeds = this->start_step();
-    SessionRunContext ctx(&global_step_->value, OriginalArgs{detail::fetch_names<Fetch...>}, 0);
+    SessionRunContext ctx(&global_step_->value, OriginalArgs{detail::fetch_names<Fetch...>}, 0,
+                          /*trains=*/false);
     auto args = detail::collect_before_run(
         hooks_, [&ctx](auto& h) { return detail::call_before_run(h, ctx); });
     if (!feed_inputs()) [[unlikely]] return this->finish_step(false, ctx);  // see the training step
