@@ -771,8 +771,8 @@ class MonitoredTrainingSession
   }
   /// run<names...>(no_train): no "gradients/<name>" (no backward pass in such a run).
   template <fixed_string... Names>
-  static constexpr void check_no_train_fetches() {
-    (detail::check_no_train_fetch<void, Names, !is_gradient_fetch<Names>()>(), ...);
+  static constexpr bool check_no_train_fetches() {
+    return (detail::check_no_train_fetch<void, Names, !is_gradient_fetch<Names>()>() && ...);
   }
   /// run(no_train): no hook may request "gradients/<name>" either.
   template <class... Hs>

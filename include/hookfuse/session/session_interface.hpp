@@ -148,9 +148,9 @@ class SessionInterface {
   template <fixed_string First, fixed_string... Rest, class... Fs>
     requires((is_feed<Fs>::value && ...))
   run_result<First, Rest...> run(NoTrain, const Fs&... feeds) {
-    if constexpr (check_no_train<Fs...>()) {
-      Session::template check_run_fetches<First, Rest...>();
-      Session::template check_no_train_fetches<First, Rest...>();
+    Session::template check_run_fetches<First, Rest...>();
+    if constexpr (check_no_train<Fs...>() &&
+                  Session::template check_no_train_fetches<First, Rest...>()) {
       SessionRunValues<First, Rest...> values;
       bool ran = false;
       if constexpr (sizeof...(Fs) > 0) ran = self().step_no_train(values, from_caller(feeds...));
