@@ -1,6 +1,6 @@
-// tests/test_no_train_run_io.cpp: SummarySaverHook in hooked runs that do not train
-// (session.run(no_train)), read back from the event file with io::read_events. The core hooks
-// are in test_no_train_run.cpp.
+// tests/test_no_train_run_io.cpp: SummarySaverHook (read back from the event file with
+// io::read_events) and ProfilerHook (its timeline files) in hooked runs that do not train
+// (session.run(no_train)). The core hooks are in test_no_train_run.cpp.
 //
 // The specification is TensorFlow's code (tensorflow/python/training/basic_session_run_hooks.py,
 // TF 1.15 / 2.x compat.v1):
@@ -12,17 +12,25 @@
 //       add_summary at global_step; next_step = global_step + 1.
 // In a run that does not train the step read again is the stale step, and when nothing is
 // requested the hook still takes stale + 1 as the step the run ended on.
+//   ProfilerHook: before_run traces when next_step is not None and
+//       timer.should_trigger_for_step(next_step); after_run: the first run starts the timer at
+//       the stale step; global_step = stale + 1, read again when traced; next_step =
+//       global_step + 1.
 //
 // The model: learning rate 0, so W = b = 0 and run k (from 1, training or not) has x = k / 4,
 // y = k, loss = k^2 (tests/lr_model.hpp, QuarterInput).
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <hookfuse/hookfuse.hpp>
+#include <hookfuse/hooks/profiler_hook.hpp>
 #include <hookfuse/hooks/summary_saver_hook.hpp>
 #include <hookfuse/io/event_reader.hpp>
 #include <hookfuse/io/summary_writer_cache.hpp>
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -127,4 +135,58 @@ TEST_CASE("SummarySaverHook: a first run that does not train starts the session 
   CHECK(start_steps(events) == std::vector<std::int64_t>{0});
   CHECK(loss_summaries(events) ==
         std::vector<std::pair<std::int64_t, double>>{{0, 1.0}, {4, 25.0}});
+}
+
+namespace {
+struct QuietLogger {
+  void log(Severity, std::string_view) const {}
+};
+
+/// The global steps of the timeline-<step>.json files in `dir`.
+std::set<std::int64_t> timeline_steps(const std::filesystem::path& dir) {
+  std::set<std::int64_t> steps;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    REQUIRE(name.rfind("timeline-", 0) == 0);
+    REQUIRE(name.size() > 14);
+    steps.insert(std::stoll(name.substr(9, name.size() - 14)));
+  }
+  return steps;
+}
+}  // namespace
+
+TEST_CASE("ProfilerHook: runs that do not train count as TensorFlow counts them, and are traced",
+          "[no_train][profiler]") {
+  ScratchDir dir;
+  hookfuse_test::LrModel m;
+  FakeClock clock;
+  MonitoredTrainingSession session(
+      m.train_op(), hookfuse_test::QuarterInput{},
+      hooks(ProfilerHook<ClockRef<FakeClock>, QuietLogger>(
+          {.save_steps = 2, .output_dir = dir.path().string()}, ClockRef<FakeClock>{&clock})));
+  // save_steps = 2. Uninterrupted: files 2, 4, 6. Run 1 (0 -> 1): first run, timer at 0,
+  // next_step 2. Run 2 (1 -> 2): traced, file 2, next_step 3. Run 3 (no_train at 2): 3 < 4,
+  // quiet; takes 2 + 1 = 3 as its step, next_step 4. Run 4 (2 -> 3) checks 4: traced, file
+  // named after the step read again, 3; next_step 4. Run 5 (3 -> 4): 4 < 5. Run 6 (no_train at
+  // 4) checks 5: traced, file 4 (its own step), next_step 5. Run 7 (4 -> 5): 5 < 6.
+  const std::string runs = "TTNTTNT";
+  const std::vector<std::set<std::int64_t>> expected = {{},        {2},       {2},      {2, 3},
+                                                        {2, 3},    {2, 3, 4}, {2, 3, 4}};
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i] == 'T') session.run();
+    else session.run(no_train);
+    INFO("run " << i + 1);
+    CHECK(timeline_steps(dir.path()) == expected[i]);
+  }
+  CHECK(session.global_step() == 5);
+  // The trace of the run that does not train: the training step's phases, one interval each
+  // (input, forward, backward, fetches, unfused_update, then the ProfilerHook's after_run).
+  std::ifstream in(dir.path() / "timeline-4.json");
+  const auto trace = nlohmann::json::parse(in);
+  const auto& events = trace.at("traceEvents");
+  REQUIRE(events.size() == 3 + 6);
+  CHECK(events[3].at("name") == "input");
+  CHECK(events[5].at("name") == "backward");
+  CHECK(events[7].at("name") == "unfused_update");
+  CHECK(trace.at("otherData").at("global_step") == 4);
 }
