@@ -172,7 +172,8 @@ std::vector<std::pair<std::string, std::string>> train_rows(MakeOptimizer make,
       // The loss from the current variables, computed here in float as the graph does.
       const float w = m.W.value(0, 0), b = m.b.value(0, 0);
       const float err = w * eval.x + b - eval.y;
-      CHECK(v->template get<"loss">().item() == Approx(static_cast<double>(err * err)).epsilon(1e-6));
+      CHECK(v->template get<"loss">().item() ==
+            Approx(static_cast<double>(err * err)).epsilon(1e-6));
       CHECK(snapshot(session) == before);  // variables, slots, global step unchanged
     }
     const Row& r = rows[static_cast<std::size_t>(i)];
