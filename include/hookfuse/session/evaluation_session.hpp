@@ -74,7 +74,7 @@ constexpr bool check_evaluation_fetch() {
 ///
 /// `global_step` is the model's GlobalStep (the training step a restored checkpoint holds): the
 /// session reads it and never changes it, as TensorFlow's evaluation does (hooks see it in
-/// run_context.global_step(), and run_context.global_step_increment() is 0; a
+/// run_context.global_step(), run_context.global_step_increment() is 0 and trains() false; a
 /// StopAtStepHook(num_steps) therefore never stops an evaluation, as in TensorFlow: the input's
 /// end or a hook's request_stop() does). `input` is as for MonitoredTrainingSession (an input
 /// object, or caller_feeds(max_batch_size) and run(feed<"x">(...), ...)). `tensors` (at least
