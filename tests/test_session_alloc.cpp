@@ -142,6 +142,74 @@ TEST_CASE("Session: after the first run, run() with the built-in hooks allocates
   CHECK(session.global_step() == 21);
 }
 
+TEST_CASE("Session: runs that do not train, between training runs, allocate nothing",
+          "[session][alloc][no_train]") {
+  std::mt19937 rng(43);
+  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
+  std::uniform_int_distribution<std::int32_t> label(0, kClasses - 1);
+  std::vector<float> features(static_cast<std::size_t>(kExamples * kFeatures));
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(kExamples));
+  for (auto& v : features) v = pixel(rng);
+  for (auto& v : labels) v = label(rng);
+
+  Placeholder<"x", float, kFeatures> x;
+  Placeholder<"labels", std::int32_t, 1> y;
+  nn::Dense<"dense", float> hidden(kFeatures, kHidden, nn::glorot_uniform{1});
+  nn::Dense<"logits", float> out(kHidden, kClasses, nn::glorot_uniform{2});
+  auto logits = named<"logits">(out(relu(hidden(x))));
+  auto loss = named<"loss">(sparse_softmax_cross_entropy(y, logits));
+  auto acc = named<"accuracy">(accuracy(y, logits));
+  GlobalStep gs;
+
+  FakeClock clock;
+  CountingLogger::State log;
+  using Fake = ClockRef<FakeClock>;
+  MonitoredTrainingSession session(
+      GradientDescentOptimizer(0.01).minimize(loss, gs), PreallocatedInput{&features, &labels},
+      hooks(StopAtStepHook({.num_steps = 1000}), NanTensorHook<"loss", CountingLogger>({}, {&log}),
+            StepCounterHook<Fake, CountingLogger>({.every_n_steps = 5}, Fake{&clock}, {&log}),
+            BasicLoggingTensorHook<LoggingPolicies<Fake, CountingLogger>, "loss", "accuracy">(
+                {.every_n_iter = 3}, {}, Fake{&clock}, {&log})),
+      acc);
+
+  session.run();  // warm-up
+  clock.advance(0.5);
+  session.run<"loss", "accuracy">(no_train);  // the first of its kind outside the scope too
+  clock.advance(0.5);
+  REQUIRE(log.info == 1);
+
+  std::size_t news = 0;
+  std::size_t eigen_mallocs = 0;
+  double fetched = 0.0;
+  {
+    hookfuse_test::NoAllocScope scope;  // no Catch2 assertions inside: they allocate
+    for (int i = 0; i < 20; ++i) {
+      if (i % 2 == 0) {
+        session.run();
+      } else {
+        const auto v = session.run<"loss", "accuracy">(no_train);
+        fetched += v->get<"accuracy">().item();
+      }
+      clock.advance(0.5);
+    }
+    news = scope.news();
+    eigen_mallocs = scope.eigen_mallocs();
+  }
+
+  CHECK(news == 0);
+  CHECK(eigen_mallocs == 0);
+  CHECK(fetched >= 0.0);  // the caller's fetches: 10 accuracies, each in [0, 1]
+  CHECK(fetched <= 10.0);
+  // 22 runs, 11 of them training (global step 11). LoggingTensorHook counts every run: lines at
+  // iterations 0, 3, ..., 21 (1 before the scope, 7 inside). StepCounterHook: baseline at step 1,
+  // reports at 6 and 11; each training run after a run that does not train has the same stale
+  // step: the stalled-step warning, at most 5 per session.
+  CHECK(log.info == 1 + 7 + 2);
+  CHECK(log.warning == 5);
+  CHECK(log.error == 0);
+  CHECK(session.global_step() == 11);
+}
+
 #ifndef HOOKFUSE_CORE_ONLY
 TEST_CASE("Session: steps a ProfilerHook does not trace allocate nothing", "[session][alloc]") {
   // The same classifier; two ProfilerHooks, one by steps and one by seconds, neither of which

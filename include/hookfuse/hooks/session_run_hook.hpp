@@ -174,16 +174,28 @@ template <fixed_string... Names>
 inline constexpr std::array<std::string_view, sizeof...(Names)> fetch_names{Names.view()...};
 }  // namespace detail
 
+/// The tag of a hooked run that does not train: `session.run(no_train)`,
+/// `session.run<"loss">(no_train, feed<"x">(...), ...)` on a MonitoredTrainingSession, as
+/// TensorFlow's `sess.run(loss)` (fetches that are not the train op) inside a
+/// MonitoredTrainingSession. Every hook's before_run and after_run is called
+/// (run_context.trains() is false); nothing is trained, nor the global step changed.
+struct NoTrain {
+  explicit NoTrain() = default;
+};
+inline constexpr NoTrain no_train{};
+
 /// Passed to before_run and after_run: lets a hook stop training (request_stop), read the
 /// global step and see what the caller asked the run for (original_args). Mirrors
-/// tf.compat.v1.train.SessionRunContext.
+/// tf.compat.v1.train.SessionRunContext; trains() has no TensorFlow counterpart (a TF hook
+/// cannot tell whether the run contains the train op).
 class SessionRunContext {
  public:
   explicit SessionRunContext(const std::int64_t* global_step, OriginalArgs original_args = {},
-                             std::int64_t global_step_increment = 1)
+                             std::int64_t global_step_increment = 1, bool trains = true)
       : global_step_(global_step),
         original_args_(original_args),
-        global_step_increment_(global_step_increment) {}
+        global_step_increment_(global_step_increment),
+        trains_(trains) {}
   /// Ends training after this run; the session's should_stop() becomes true.
   void request_stop() { stop_requested_ = true; }
   bool stop_requested() const { return stop_requested_; }
@@ -191,15 +203,21 @@ class SessionRunContext {
   std::int64_t global_step() const { return *global_step_; }
   /// The caller's arguments to this run (TensorFlow's run_context.original_args).
   const OriginalArgs& original_args() const { return original_args_; }
-  /// What this run adds to the global step (the train op's global_step_increment, >= 0): the
-  /// `steps_per_run` of TensorFlow's step-based hooks, so that the global step after the run is
-  /// the stale one fetched in before_run plus this.
+  /// The train op's global_step_increment (>= 0), the `steps_per_run` of TensorFlow's
+  /// step-based hooks: what a training run adds to the global step, so that the global step
+  /// after it is the stale one fetched in before_run plus this. Unchanged in a run that does
+  /// not train (trains() false), where the global step stays put: TF's hooks keep their
+  /// steps_per_run, and assume it, in every run.
   std::int64_t global_step_increment() const { return global_step_increment_; }
+  /// Whether this run trains (runs the train op: backward pass, update, global-step increment):
+  /// false in session.run(no_train, ...) and in an evaluation session's runs.
+  bool trains() const { return trains_; }
 
  private:
   const std::int64_t* global_step_;
   OriginalArgs original_args_;
   std::int64_t global_step_increment_;
+  bool trains_;
   bool stop_requested_ = false;
 };
 

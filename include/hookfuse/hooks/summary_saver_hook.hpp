@@ -48,6 +48,13 @@ class SummarySaverHook;
 /// every summary, in list order (TF's merged summary op); scalars in the writer's ScalarForm,
 /// histograms over TF's default buckets. end() flushes the writer.
 ///
+/// A run that does not train (session.run(no_train), run_context.trains() false) counts as TF
+/// counts it: a firing one writes that run's values at the current global step (and restarts
+/// the cadence there); a quiet one takes the step it ends on to be the one before it plus the
+/// increment (TF's `stale_global_step + 1`), so the next run checks the trigger one step ahead:
+/// with save_steps = 4 and summaries at 1, 5, ..., a non-training run at step 3 moves the next
+/// write to the training run that ends on step 4 (then 8, 12, ...). docs/hooks.md has the table.
+///
 /// The summaries' tensors are fetched only in runs where the hook fires: between firings the
 /// hook asks for nothing, so a tensor outside the loss's graph is not computed and nothing is
 /// allocated. Errors: std::invalid_argument unless exactly one of save_steps and save_secs is
@@ -91,9 +98,14 @@ class SummarySaverHook<summary::Merged<Specs...>, C> {
   }
 
   void after_run(SessionRunContext& ctx, const SessionRunValues<Specs::name...>& values) {
-    // TF: `global_step = run_context.session.run(global_step_tensor)` after the train op, which
-    // is the stale global step of the run + 1 when the run incremented it.
-    const std::int64_t global_step = ctx.global_step();
+    // TF: `global_step = stale_global_step + 1`, read again after the run
+    // (`run_context.session.run(global_step_tensor)`) only in a session's first run and in a
+    // run that writes. After a training run both are the step after it; after a run that does
+    // not train (run(no_train): the global step stays put) the stale + 1 rule gives one step
+    // past the current one, and so does the next run's trigger check (next_step_ below).
+    std::int64_t global_step = ctx.global_step();
+    if (!ctx.trains() && next_step_ && !request_)
+      global_step = detail::saturating_add(global_step, ctx.global_step_increment());
     io::SummaryWriter& writer = *writer_.get();
     if (!next_step_) writer.add_session_log(io::SessionLog::START, global_step);
     if (request_) {

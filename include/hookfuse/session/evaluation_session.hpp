@@ -74,7 +74,7 @@ constexpr bool check_evaluation_fetch() {
 ///
 /// `global_step` is the model's GlobalStep (the training step a restored checkpoint holds): the
 /// session reads it and never changes it, as TensorFlow's evaluation does (hooks see it in
-/// run_context.global_step(), and run_context.global_step_increment() is 0; a
+/// run_context.global_step(), run_context.global_step_increment() is 0 and trains() false; a
 /// StopAtStepHook(num_steps) therefore never stops an evaluation, as in TensorFlow: the input's
 /// end or a hook's request_stop() does). `input` is as for MonitoredTrainingSession (an input
 /// object, or caller_feeds(max_batch_size) and run(feed<"x">(...), ...)). `tensors` (at least
@@ -164,7 +164,8 @@ class MonitoredSession
   bool step(SessionRunValues<Fetch...>& caller, FeedInputs&& feed_inputs) {
     namespace hana = boost::hana;
     auto release_feeds = this->start_step();
-    SessionRunContext ctx(&global_step_->value, OriginalArgs{detail::fetch_names<Fetch...>}, 0);
+    SessionRunContext ctx(&global_step_->value, OriginalArgs{detail::fetch_names<Fetch...>}, 0,
+                          /*trains=*/false);
     auto args = detail::collect_before_run(
         hooks_, [&ctx](auto& h) { return detail::call_before_run(h, ctx); });
     if (!feed_inputs()) [[unlikely]] return this->finish_step(false, ctx);  // see the training step

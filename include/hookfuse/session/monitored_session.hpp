@@ -107,6 +107,16 @@ constexpr bool check_run_fetch() {
                 "is 'Name' in the instantiation above)");
   return Known;
 }
+/// run(no_train) (Hook = void: the caller's fetch) fetches no gradient.
+template <class Hook, fixed_string Name, bool NoGradient>
+constexpr bool check_no_train_fetch() {
+  static_assert(NoGradient,
+                "hookfuse: session.run(no_train) computes no gradient (no backward pass), but "
+                "the caller (Hook = void) or a hook may fetch 'gradients/<name>' in it (the hook "
+                "is 'Hook' and the name is 'Name' in the instantiation above): fetch it in a "
+                "training run");
+  return NoGradient;
+}
 struct create_session_tag {};
 
 
@@ -311,7 +321,8 @@ class MonitoredTrainingSession
   // is stored (one a hook requests or reads, see update_fused; the caller's fetch does not keep
   // it, and a fused one is a compile error saying so). The values are those hooks see: this
   // step's forward pass, before the update; a Variable is a view of the variable (already
-  // updated); "global_step" is the value before this step's increment.
+  // updated); "global_step" is the value before this step's increment. run(no_train, ...) and
+  // run<names...>(no_train, ...) are hooked runs that do not train (step_no_train below).
 
   /// Runs a user step function, as TensorFlow's MonitoredSession.run_step_fn(step_fn):
   /// `step_fn(step_context)` receives a StepContext<MonitoredTrainingSession>
@@ -657,6 +668,72 @@ class MonitoredTrainingSession
     return this->finish_step(true, ctx);
   }
 
+  /// A hooked run that does not train (run(no_train, ...), session_interface.hpp): the
+  /// caller's and the hooks' fetches with every hook's before_run and after_run
+  /// (run_context.trains() false), as step() calls them, and no backward pass, no gradient
+  /// hook, no update, no global-step increment. The fetches compute only what they read (no
+  /// forward pass of the loss unless fetched), from the current variables; "global_step" is the
+  /// current step. Every hook is called (the idle fast path is synced first), and a profiling
+  /// hook that asks times the run with the training step's phases, "backward" and
+  /// "unfused_update" empty. Kept apart from step(), which has no branch for it.
+  template <fixed_string... Fetch, class FeedInputs>
+  bool step_no_train(SessionRunValues<Fetch...>& caller, FeedInputs&& feed_inputs) {
+    namespace hana = boost::hana;
+    check_no_train_hooks(std::type_identity<Hooks>{});
+    sync_hooks_for_caller();  // every hook sees this run: none may be skipped idle
+    auto release_feeds = this->start_step();
+    SessionRunContext ctx(&train_op_.global_step->value,
+                          OriginalArgs{detail::fetch_names<Fetch...>},
+                          train_op_.global_step_increment, /*trains=*/false);
+    step_marks marks;
+    if constexpr (step_phases::timed) start_timing(marks, ctx);
+    auto args = detail::collect_before_run(
+        hooks_, [&ctx, &marks, this](auto& h) { return timed_before_run(h, ctx, marks); });
+    bool hooks_fetch = false;
+    for_each_hook_index([&](auto i) {
+      constexpr std::size_t k = decltype(i)::value;
+      hana::at_c<k>(requests_) = hana::at_c<k>(args);
+      hooks_fetch |= detail::requests_fetch(hana::at_c<k>(requests_));
+    });
+    if (!feed_inputs()) [[unlikely]] return this->finish_step(false, ctx);
+    hana::for_each(args, [this](const auto& a) { detail::apply_hook_feeds(graph_, a); });
+    {  // only what the run fetches must be fed (no forward pass of the loss)
+      typename graph_type::read_set reads{};
+      detail::check_step_feeds<Fetch...>(graph_, requests_, reads, hooks_fetch);
+    }
+    mark(marks);  // end of the input
+    mark(marks);  // forward: none beyond the fetches
+    mark(marks);  // backward: none
+    {
+      const detail::ScopedFlushDenormal flush(flush_denormals_);
+      stale_global_step_ = train_op_.global_step->value;
+      if (hooks_fetch || any_fetched_) {
+        any_fetched_ = true;
+        const auto fetch = [this]<fixed_string N>() { return fetch_stale<N>(); };
+        for_each_hook_index([&](auto i) {
+          constexpr std::size_t k = decltype(i)::value;
+          detail::fill_values(hana::at_c<k>(values_), hana::at_c<k>(requests_), fetched_[k],
+                              fetch);
+        });
+        any_fetched_ = hooks_fetch;
+      }
+      if constexpr (sizeof...(Fetch) > 0) {
+        std::size_t k = 0;
+        ((caller.results[k++] = fetch_stale<Fetch>()), ...);
+      } else {
+        (void)caller;
+      }
+    }
+    mark(marks);  // end of the fetches
+    mark(marks);  // no update, no increment
+    detail::call_after_run(hooks_, ctx, values_, [&] { mark(marks); });
+    if constexpr (step_phases::timed) {
+      if (marks.active) finish_timing(marks);
+    }
+    if constexpr (skips_idle_runs) idle_left_ = detail::min_idle_runs(hooks_);
+    return this->finish_step(true, ctx);
+  }
+
   /// Tells the hooks how many runs they sat out (skip_runs), before they receive an event.
   void sync_idle_hooks() {
     if constexpr (skips_idle_runs) {
@@ -691,6 +768,20 @@ class MonitoredTrainingSession
                                         graph_type::template has<Names> ||
                                         is_gradient_fetch<Names>()>(),
      ...);
+  }
+  /// run<names...>(no_train): no "gradients/<name>" (no backward pass in such a run).
+  template <fixed_string... Names>
+  static constexpr bool check_no_train_fetches() {
+    return (detail::check_no_train_fetch<void, Names, !is_gradient_fetch<Names>()>() && ...);
+  }
+  /// run(no_train): no hook may request "gradients/<name>" either.
+  template <class... Hs>
+  static constexpr void check_no_train_hooks(std::type_identity<boost::hana::tuple<Hs...>>) {
+    (check_no_train_hook<hook_t<Hs>>(run_args_t<hook_t<Hs>>{}), ...);
+  }
+  template <class H, fixed_string... Names>
+  static constexpr void check_no_train_hook(SessionRunArgs<Names...>) {
+    (detail::check_no_train_fetch<H, Names, !is_gradient_fetch<Names>()>(), ...);
   }
   template <class H, fixed_string... Names>
   static constexpr void check_names(SessionRunArgs<Names...>) {

@@ -1,7 +1,7 @@
 // hookfuse/session/session_interface.hpp: the public members every session has
 // (MonitoredTrainingSession, session/monitored_session.hpp; MonitoredSession,
 // session/evaluation_session.hpp), written once over the session's own step and state: the
-// three run() overloads, should_stop(), close(), hook<...>(), graph(), hooks() and input().
+// run() overloads, should_stop(), close(), hook<...>(), graph(), hooks() and input().
 #pragma once
 
 #include <cstddef>
@@ -29,6 +29,8 @@ namespace hookfuse::detail {
 /// exceptions), and `step(values, feed_inputs)`, one step with every hook that fills `values` with
 /// the caller's fetches and returns whether a step ran (feed_inputs() feeds the graph, false at
 /// the end of the input). A training session's step trains; an evaluation session's only computes.
+/// A training session also provides `step_no_train(values, feed_inputs)` (a hooked run that does
+/// not train, behind run(no_train, ...)) and `check_no_train_fetches<names...>()`.
 template <class Session>
 class SessionInterface {
  public:
@@ -137,6 +139,45 @@ class SessionInterface {
     return values;
   }
 
+  /// A hooked run that does not train (a training session only), as TensorFlow's
+  /// `sess.run(fetches)` of tensors other than the train op inside a MonitoredTrainingSession
+  /// (an evaluation of the loss between training steps; `run_with_hooks` from run_step_fn):
+  /// `session.run(no_train)`, `session.run<"loss", "accuracy">(no_train)`, and with a session
+  /// built with caller_feeds `session.run<"loss">(no_train, feed<"x">(xs, rows), ...)`. Every
+  /// hook's before_run and after_run is called (run_context.trains() false) and receives what it
+  /// requested, computed from the current variables; no backward pass, no gradient hook, no
+  /// update, no global-step change. A session with an input object takes the input's next batch
+  /// for the run, as a TF input pipeline does (the end of the input: false / no value, and
+  /// should_stop()). Fetch names as in run<...>() except "gradients/<name>" (a compile error,
+  /// also for a hook that may request one). Throws as run<...>() does.
+  template <class... Fs>
+    requires((is_feed<Fs>::value && ...))
+  bool run(NoTrain, const Fs&... feeds) {
+    if constexpr (check_no_train<Fs...>()) {
+      SessionRunValues<> none;
+      if constexpr (sizeof...(Fs) > 0) return self().step_no_train(none, from_caller(feeds...));
+      else return self().step_no_train(none, from_input());
+    } else {
+      return false;
+    }
+  }
+  template <fixed_string First, fixed_string... Rest, class... Fs>
+    requires((is_feed<Fs>::value && ...))
+  run_result<First, Rest...> run(NoTrain, const Fs&... feeds) {
+    Session::template check_run_fetches<First, Rest...>();
+    if constexpr (check_no_train<Fs...>() &&
+                  Session::template check_no_train_fetches<First, Rest...>()) {
+      SessionRunValues<First, Rest...> values;
+      bool ran = false;
+      if constexpr (sizeof...(Fs) > 0) ran = self().step_no_train(values, from_caller(feeds...));
+      else ran = self().step_no_train(values, from_input());
+      if (!ran) return std::nullopt;
+      return values;
+    } else {
+      return std::nullopt;
+    }
+  }
+
   /// The bound graph, the stored hooks (a hana tuple), the input object.
   auto& graph() { return self().graph_; }
   auto& hooks() {
@@ -218,6 +259,21 @@ class SessionInterface {
     if constexpr (requires { Session::skips_idle_runs; }) {
       if constexpr (Session::skips_idle_runs) self().sync_hooks_for_caller();
     }
+  }
+  /// The compile-time checks of run(no_train, feeds...): a session that trains, and the
+  /// caller's feeds as in run(feeds...) / run().
+  template <class... Fs>
+  static constexpr bool check_no_train() {
+    constexpr bool trains = requires { typename Session::optimizer_type; };
+    static_assert(trains,
+                  "hookfuse: run(no_train, ...) is for a session that trains "
+                  "(MonitoredTrainingSession); every run of an evaluation session "
+                  "(MonitoredSession) trains nothing: call run(...)");
+    static_assert(Session::caller_fed == (sizeof...(Fs) > 0),
+                  "hookfuse: feed<...>(...) arguments go with a session built with "
+                  "caller_feeds(max_batch_size), and such a session needs them on every run");
+    static_assert(Session::hook_feed_checks::template check_caller<Fs...>());
+    return trains && Session::caller_fed == (sizeof...(Fs) > 0);
   }
   Session& self() { return static_cast<Session&>(*this); }
   const Session& self() const { return static_cast<const Session&>(*this); }

@@ -17,7 +17,9 @@ namespace hookfuse {
 ///     });
 ///
 /// - run_with_hooks(...): session.run(...) with the same arguments (fetch names, caller feeds):
-///   one hook iteration, counted and seen by every hook.
+///   one hook iteration, counted and seen by every hook. run_with_hooks(no_train, ...) is a hook
+///   iteration that does not train (TF: `run_with_hooks(fetches)` without the train op):
+///   session.run(no_train, ...).
 /// - session(): the session for auxiliary evaluations that are not hook iterations, TF's raw
 ///   `step_context.session`: session().evaluate<names...>(feeds...) computes tensors (no hook
 ///   event, no backward pass, no update, no global-step increment) and fetch<"name">() reads
