@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "checkpoint_session_model.hpp"
+#include "capturing_logger.hpp"
 #include "checkpoint_test_vars.hpp"
 #include "error_of.hpp"
 #include "skip.hpp"
@@ -386,6 +387,59 @@ TEST_CASE(
     CHECK(session.global_step() == 3);
     CHECK(weights_equal(m, run.path / "model.ckpt-3"));
   }
+}
+
+TEST_CASE(
+    "Warm start: VariableInitializationHook as a user hook fails in begin() on a directory "
+    "without a checkpoint, before the saver writes anything; a restore is logged",
+    "[checkpoint][warm_start]") {
+  TempDir empty("empty"), run("run"), pre("pre");
+  DenseModel m;
+  // A user hook runs after the saver hook, whose after_create_session saves model.ckpt-0: the
+  // error comes from begin(), before any after_create_session, so nothing is saved.
+  const std::string msg = error_of<io::NotFoundError>([&] {
+    MonitoredTrainingSession session(
+        m.train_op(), StepInput{&m.gs},
+        Quiet{.checkpoint_dir = run.path.string(), .save_checkpoint_steps = 1},
+        hooks(VariableInitializationHook<NullLogger>(empty.path.string())));
+  });
+  CHECK(msg.find(empty.path.string()) != std::string::npos);
+  CHECK(files_in(run.path).empty());
+
+  // A prefix without its index file names the file it looked for.
+  const std::string prefix = (empty.path / "model.ckpt-7").string();
+  const std::string prefix_msg = error_of<io::NotFoundError>([&] {
+    MonitoredTrainingSession session(
+        m.train_op(), StepInput{&m.gs},
+        Quiet{.checkpoint_dir = run.path.string(), .save_checkpoint_steps = 1},
+        hooks(VariableInitializationHook<NullLogger>(prefix)));
+  });
+  CHECK(prefix_msg.find(prefix + ".index") != std::string::npos);
+  CHECK(files_in(run.path).empty());
+
+  // run/ holding a checkpoint: the session restores it and the hook says it skips the warm start.
+  pretrain(pre.path);
+  {
+    MonitoredTrainingSession session(
+        m.train_op(), StepInput{&m.gs},
+        Quiet{.checkpoint_dir = run.path.string(), .save_checkpoint_steps = 2},
+        hooks(StopAtStepHook({.last_step = 2})));
+    run_until_stop(session);
+  }
+  hookfuse_test::Lines lines;
+  {
+    DenseModel m2;
+    MonitoredTrainingSession session(
+        m2.train_op(), StepInput{&m2.gs},
+        Quiet{.checkpoint_dir = run.path.string(), .save_checkpoint_steps = 2},
+        hooks(VariableInitializationHook<hookfuse_test::CapturingLogger>(
+            pre.path.string(), {{"/", "/"}}, hookfuse_test::CapturingLogger{&lines})));
+    CHECK(session.restored_from_checkpoint());
+  }
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].severity == Severity::info);
+  CHECK(lines[0].text == "VariableInitializationHook: the session restored its own checkpoint, "
+                         "so the warm start from " + pre.path.string() + " is skipped.");
 }
 
 TEST_CASE("Warm start: TensorFlow's ckpt_tf1_half_plus_three into rank-0 variables a, b, c",
