@@ -96,7 +96,9 @@ constexpr bool check_fetch() {
   static_assert(Known,
                 "hookfuse: a hook fetches a tensor name that the model does not have, or "
                 "'gradients/<name>' of a tensor the loss has no gradient for "
-                "(the hook is 'Hook' and the name is 'Name' in the instantiation above)");
+                "(the hook is 'Hook' and the name is 'Name' in the instantiation above); "
+                "under an Estimator, a tensor that a training hook fetches is listed in "
+                "EstimatorSpec::training_tensors");
   return Known;
 }
 template <fixed_string Name, bool Known>
