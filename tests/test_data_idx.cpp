@@ -435,8 +435,8 @@ Bytes idx_images(std::uint32_t count, std::uint32_t rows, std::uint32_t cols) {
 
 /// An IDX1 label file holding `labels`.
 Bytes idx_labels(const Bytes& labels) {
-  Bytes b = idx_header(hookfuse::data::idx_labels_magic,
-                       {static_cast<std::uint32_t>(labels.size())});
+  Bytes b =
+      idx_header(hookfuse::data::idx_labels_magic, {static_cast<std::uint32_t>(labels.size())});
   b.insert(b.end(), labels.begin(), labels.end());
   return b;
 }
@@ -487,8 +487,7 @@ TEST_CASE("load_idx_pair checks the image size, naming the file and its dimensio
   CHECK(hookfuse::data::load_idx_pair(ip, lp, {.rows = 27, .cols = 28}).size() == 2);
 }
 
-TEST_CASE("an empty data set is refused when non_empty, naming the file",
-          "[data][idx][errors]") {
+TEST_CASE("an empty data set is refused when non_empty, naming the file", "[data][idx][errors]") {
   TempDir tmp;
   const fs::path ip = tmp / "images", lp = tmp / "labels";
   write_bytes(ip, idx_images(0, 28, 28));

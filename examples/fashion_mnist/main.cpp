@@ -30,10 +30,10 @@
 // Without --model_dir a StepCounterHook of the example's own logs the step rate instead.
 // --progress draws Keras' progress bar on stderr instead of those log lines (a
 // ProgressBarHook<"loss", "accuracy"> up to the last step: loss and accuracy averaged since the
-// start, steps/sec, ETA; redrawn in place on a terminal, a line every 100 steps otherwise). On resume it skips the batches already trained
-// (global_step of them, in the same seeded order), so it trains on exactly the batches an
-// uninterrupted run would (TensorFlow's numpy_input_fn would start its epoch again instead).
-// The last line of output is "test_accuracy: <value>".
+// start, steps/sec, ETA; redrawn in place on a terminal, a line every 100 steps otherwise). On
+// resume it skips the batches already trained (global_step of them, in the same seeded order), so
+// it trains on exactly the batches an uninterrupted run would (TensorFlow's numpy_input_fn would
+// start its epoch again instead). The last line of output is "test_accuracy: <value>".
 //
 // Bad input never aborts: a flag out of range (NaN and infinities included), a missing or
 // malformed data file (load_fashion_mnist's checks: IDX layout, 28x28 images, labels 0..9, at
@@ -96,8 +96,8 @@ CLI::Validator integer_in(T lo, T hi) {
 /// is "<value> is not a finite number, expected one in (lo, hi]" (NaN, inf, -inf, 1e999, text)
 /// or "<value> not in (lo, hi]".
 CLI::Validator finite_in(double lo, double hi) {
-  const std::string bound = "(" + CLI::detail::to_string(lo) + ", " + CLI::detail::to_string(hi) +
-                            "]";
+  const std::string bound =
+      "(" + CLI::detail::to_string(lo) + ", " + CLI::detail::to_string(hi) + "]";
   return CLI::Validator(
       [lo, hi, bound](std::string& s) -> std::string {
         char* end = nullptr;
@@ -161,8 +161,7 @@ int main(int argc, char** argv) try {
   bool progress = false;
   // The bounds keep every step count in range of std::int64_t: at most 60000 * 10000 steps
   // from --epochs (Fashion-MNIST's 60000 examples at batch 1), or --max_steps.
-  app.add_option("--epochs", epochs, "passes over the training set")
-      ->check(integer_in(1, 10000));
+  app.add_option("--epochs", epochs, "passes over the training set")->check(integer_in(1, 10000));
   app.add_option("--batch_size", batch_size, "examples per step")
       ->check(integer_in(std::int64_t{1}, std::int64_t{60000}));
   app.add_option("--learning_rate", learning_rate,

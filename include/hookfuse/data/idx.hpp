@@ -273,10 +273,10 @@ inline void check_idx_images(const IdxImages& images, const std::filesystem::pat
   if ((expect.rows != 0 && images.rows != expect.rows) ||
       (expect.cols != 0 && images.cols != expect.cols)) {
     const auto dim = [](std::int64_t v) { return v != 0 ? std::to_string(v) : std::string("N"); };
-    hookfuse::detail::fail<DataError>(
-        path.string() + ": images of " + std::to_string(images.rows) + "x" +
-        std::to_string(images.cols) + ", expected " + dim(expect.rows) + "x" + dim(expect.cols) +
-        " (header dimensions 1 and 2)");
+    hookfuse::detail::fail<DataError>(path.string() + ": images of " + std::to_string(images.rows) +
+                                      "x" + std::to_string(images.cols) + ", expected " +
+                                      dim(expect.rows) + "x" + dim(expect.cols) +
+                                      " (header dimensions 1 and 2)");
   }
   if (expect.non_empty && images.count == 0) {
     hookfuse::detail::fail<DataError>(path.string() +
@@ -292,9 +292,8 @@ inline void check_idx_labels(const IdxLabels& labels, const std::filesystem::pat
                              const IdxExpect& expect) {
   if (expect.num_classes > 0) {
     const auto& v = labels.labels;
-    const auto bad = std::find_if(v.begin(), v.end(), [&](std::uint8_t l) {
-      return std::int64_t{l} >= expect.num_classes;
-    });
+    const auto bad = std::find_if(
+        v.begin(), v.end(), [&](std::uint8_t l) { return std::int64_t{l} >= expect.num_classes; });
     if (bad != v.end()) {
       hookfuse::detail::fail<DataError>(
           path.string() + ": record " + std::to_string(bad - v.begin()) + ": label " +
