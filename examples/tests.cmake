@@ -56,6 +56,17 @@ if(HOOKFUSE_BUILD_TESTS)
   set_tests_properties(example.fashion_mnist_end_error PROPERTIES LABELS example
                        SKIP_RETURN_CODE 77 TIMEOUT 300)
 endif()
+# Bad flags (NaN, infinities, 0, negative, huge, text for every numeric flag) and bad data
+# directories built from small hand-made IDX files (missing, empty, truncated, wrong magic,
+# labels >= 10, 27x28 images, zero records, count mismatches): each exits non-zero without a
+# signal, with one "fashion_mnist: ..." line naming the flag or file
+# (examples/fashion_mnist/bad_input_test.sh; needs no Fashion-MNIST files).
+if(HOOKFUSE_BUILD_TESTS)
+  add_test(NAME example.fashion_mnist_bad_input
+    COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/fashion_mnist/bad_input_test.sh"
+      "$<TARGET_FILE:fashion_mnist>" "${CMAKE_CURRENT_BINARY_DIR}/fashion_mnist_bad_input")
+  set_tests_properties(example.fashion_mnist_bad_input PROPERTIES LABELS example TIMEOUT 300)
+endif()
 # --lr_schedule cosine: cosine_decay(0.1, 300, alpha 0.01) ends at 0.1 * (0.99 * 0.5 * (1 +
 # cos(pi * 299 / 300)) + 0.01) = 0.0010027 for the last step (global step 299).
 hookfuse_add_example_test(NAME example.fashion_mnist_cosine TARGET fashion_mnist

@@ -423,6 +423,113 @@ TEST_CASE("load_idx_pair rejects a count mismatch naming both files", "[data][id
             ": 99 labels (image/label count mismatch)");
 }
 
+namespace {
+
+/// An IDX3 image file of `count` images of rows x cols (pixel values i % 256).
+Bytes idx_images(std::uint32_t count, std::uint32_t rows, std::uint32_t cols) {
+  Bytes b = idx_header(hookfuse::data::idx_images_magic, {count, rows, cols});
+  for (std::size_t i = 0; i < std::size_t{count} * rows * cols; ++i)
+    b.push_back(static_cast<std::uint8_t>(i % 256));
+  return b;
+}
+
+/// An IDX1 label file holding `labels`.
+Bytes idx_labels(const Bytes& labels) {
+  Bytes b =
+      idx_header(hookfuse::data::idx_labels_magic, {static_cast<std::uint32_t>(labels.size())});
+  b.insert(b.end(), labels.begin(), labels.end());
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("load_idx_pair checks labels against num_classes, naming file and record",
+          "[data][idx][errors]") {
+  TempDir tmp;
+  const fs::path ip = tmp / "images", lp = tmp / "labels";
+  write_bytes(ip, idx_images(4, 2, 2));
+  write_bytes(lp, idx_labels({1, 9, 12, 10}));
+  const hookfuse::data::IdxExpect ten{.num_classes = 10};
+
+  SECTION("the first label >= num_classes is reported by its record index in the file") {
+    CHECK(data_error_of([&] { hookfuse::data::load_idx_pair(ip, lp, ten); }) ==
+          lp.string() + ": record 2: label 12, expected 0..9 (num_classes 10)");
+  }
+  SECTION("the same inside a gzip file") {
+    write_gzip(tmp / "labels.gz", idx_labels({0, 0, 0, 200}));
+    CHECK(data_error_of([&] { hookfuse::data::load_idx_pair(ip, tmp / "labels.gz", ten); }) ==
+          (tmp / "labels.gz").string() + ": record 3: label 200, expected 0..9 (num_classes 10)");
+  }
+  SECTION("a bound that admits them all, or none given, reads the file") {
+    CHECK(hookfuse::data::load_idx_pair(ip, lp, {.num_classes = 13}).labels.labels ==
+          Bytes{1, 9, 12, 10});
+    CHECK(hookfuse::data::load_idx_pair(ip, lp).size() == 4);
+  }
+  SECTION("check_idx_labels on labels in memory") {
+    hookfuse::data::IdxLabels labels{{0, 1, 2}};
+    CHECK(data_error_of([&] {
+            hookfuse::data::check_idx_labels(labels, "mem", {.num_classes = 2});
+          }) == "mem: record 2: label 2, expected 0..1 (num_classes 2)");
+  }
+}
+
+TEST_CASE("load_idx_pair checks the image size, naming the file and its dimensions",
+          "[data][idx][errors]") {
+  TempDir tmp;
+  const fs::path ip = tmp / "images.gz", lp = tmp / "labels";
+  write_gzip(ip, idx_images(2, 27, 28));
+  write_bytes(lp, idx_labels({0, 1}));
+  CHECK(data_error_of([&] {
+          hookfuse::data::load_idx_pair(ip, lp, hookfuse::data::fashion_mnist_expect);
+        }) == ip.string() + ": images of 27x28, expected 28x28 (header dimensions 1 and 2)");
+  CHECK(data_error_of([&] { hookfuse::data::load_idx_pair(ip, lp, {.cols = 27}); }) ==
+        ip.string() + ": images of 27x28, expected Nx27 (header dimensions 1 and 2)");
+  CHECK(hookfuse::data::load_idx_pair(ip, lp, {.rows = 27, .cols = 28}).size() == 2);
+}
+
+TEST_CASE("an empty data set is refused when non_empty, naming the file", "[data][idx][errors]") {
+  TempDir tmp;
+  const fs::path ip = tmp / "images", lp = tmp / "labels";
+  write_bytes(ip, idx_images(0, 28, 28));
+  write_bytes(lp, idx_labels({}));
+  CHECK(data_error_of([&] {
+          hookfuse::data::load_idx_pair(ip, lp, hookfuse::data::fashion_mnist_expect);
+        }) == ip.string() + ": 0 images, expected at least one (empty data set)");
+  CHECK(data_error_of([&] {
+          hookfuse::data::check_idx_labels(hookfuse::data::IdxLabels{}, lp, {.non_empty = true});
+        }) == lp.string() + ": 0 labels, expected at least one (empty data set)");
+  CHECK(hookfuse::data::load_idx_pair(ip, lp).size() == 0);  // allowed by default
+}
+
+TEST_CASE("load_fashion_mnist refuses other sizes, labels >= 10 and empty sets",
+          "[data][idx][errors]") {
+  TempDir tmp;
+  const fs::path ip = tmp / "t10k-images-idx3-ubyte", lp = tmp / "t10k-labels-idx1-ubyte.gz";
+  SECTION("a label of 10 in record 1") {
+    write_bytes(ip, idx_images(3, 28, 28));
+    write_gzip(lp, idx_labels({9, 10, 0}));
+    CHECK(data_error_of([&] { hookfuse::data::load_fashion_mnist(tmp.path, Split::test); }) ==
+          lp.string() + ": record 1: label 10, expected 0..9 (num_classes 10)");
+  }
+  SECTION("images of 28x27") {
+    write_bytes(ip, idx_images(3, 28, 27));
+    write_gzip(lp, idx_labels({9, 1, 0}));
+    CHECK(data_error_of([&] { hookfuse::data::load_fashion_mnist(tmp.path, Split::test); }) ==
+          ip.string() + ": images of 28x27, expected 28x28 (header dimensions 1 and 2)");
+  }
+  SECTION("zero records") {
+    write_bytes(ip, idx_images(0, 28, 28));
+    write_gzip(lp, idx_labels({}));
+    CHECK(data_error_of([&] { hookfuse::data::load_fashion_mnist(tmp.path, Split::test); }) ==
+          ip.string() + ": 0 images, expected at least one (empty data set)");
+  }
+  SECTION("well-formed small files load") {
+    write_bytes(ip, idx_images(3, 28, 28));
+    write_gzip(lp, idx_labels({9, 1, 0}));
+    CHECK(hookfuse::data::load_fashion_mnist(tmp.path, Split::test).size() == 3);
+  }
+}
+
 TEST_CASE("load_fashion_mnist finds raw or .gz files by split", "[data][idx]") {
   HF_REQUIRE_FIXTURES(dir);
   TempDir tmp;

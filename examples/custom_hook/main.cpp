@@ -6,6 +6,7 @@
 // or a wrong after_run signature would not compile.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <exception>
 #include <hookfuse/hookfuse.hpp>
 #include <vector>
 
@@ -53,11 +54,19 @@ struct FixedBatch {
   }
 };
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   CLI::App app{"A user-written hook recording the loss"};
   std::int64_t steps = 50;
-  app.add_option("--steps", steps, "training steps")->check(CLI::PositiveNumber);
-  CLI11_PARSE(app, argc, argv);
+  // Bounded: LossHistoryHook reserves room for every step's loss.
+  app.add_option("--steps", steps, "training steps")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::fprintf(stderr, "custom_hook: %s\n", e.what());
+    return 2;
+  }
 
   hf::Placeholder<"x", float, 1> x;
   hf::Placeholder<"y", float, 1> y;
@@ -76,4 +85,7 @@ int main(int argc, char** argv) {
   std::printf("W: %.4f\nb: %.4f\n", static_cast<double>(W.value(0, 0)),
               static_cast<double>(b.value(0, 0)));
   return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "custom_hook: %s\n", e.what());
+  return 1;
 }

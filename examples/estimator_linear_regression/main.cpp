@@ -43,7 +43,9 @@
 //  - "model", "logs" and "checkpoints" are relative to --dir (default: the working directory).
 #include <CLI/CLI.hpp>
 #include <array>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <hookfuse/hookfuse.hpp>
@@ -69,10 +71,23 @@ int main(int argc, char** argv) try {
   app.add_option("--num_steps", num_steps, "StopAtStepHook's num_steps (default 1000)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000000}));
   app.add_option("--learning_rate", learning_rate, "SGD learning rate (default 0.01)")
-      ->check(CLI::Range(1e-9, 10.0));
+      ->check([](const std::string& s) {
+        // CLI::Range lets NaN through (every comparison with NaN is false): refuse it here.
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        return !s.empty() && *end == '\0' && std::isfinite(v) && v >= 1e-9 && v <= 10.0
+                   ? std::string()
+                   : s + " is not a finite number in [1e-09, 10]";
+      });
   app.add_option("--seed", seed, "seed of the training input's shuffle (default 7)")
       ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 62));
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::fprintf(stderr, "estimator_linear_regression: %s\n", e.what());
+    return 2;
+  }
 
   const std::filesystem::path root(dir);
   const std::string model_dir = (root / "model").string();

@@ -79,7 +79,13 @@ int main(int argc, char** argv) try {
   bool csv = false;
   app.add_option("inputs", inputs, "event files or log directories")->required();
   app.add_flag("--csv", csv, "print the scalars only, as tag,step,wall_time,value");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::fprintf(stderr, "event_dump: %s\n", e.what());
+    return 2;
+  }
 
   std::vector<std::filesystem::path> files;
   for (const std::filesystem::path in : inputs) {

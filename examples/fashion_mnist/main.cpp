@@ -30,14 +30,23 @@
 // Without --model_dir a StepCounterHook of the example's own logs the step rate instead.
 // --progress draws Keras' progress bar on stderr instead of those log lines (a
 // ProgressBarHook<"loss", "accuracy"> up to the last step: loss and accuracy averaged since the
-// start, steps/sec, ETA; redrawn in place on a terminal, a line every 100 steps otherwise). On resume it skips the batches already trained
-// (global_step of them, in the same seeded order), so it trains on exactly the batches an
-// uninterrupted run would (TensorFlow's numpy_input_fn would start its epoch again instead).
-// The last line of output is "test_accuracy: <value>".
+// start, steps/sec, ETA; redrawn in place on a terminal, a line every 100 steps otherwise). On
+// resume it skips the batches already trained (global_step of them, in the same seeded order), so
+// it trains on exactly the batches an uninterrupted run would (TensorFlow's numpy_input_fn would
+// start its epoch again instead). The last line of output is "test_accuracy: <value>".
+//
+// Bad input never aborts: a flag out of range (NaN and infinities included), a missing or
+// malformed data file (load_fashion_mnist's checks: IDX layout, 28x28 images, labels 0..9, at
+// least one example) or a training error prints one "fashion_mnist: ..." line naming the flag
+// or file on stderr and exits 2 (a flag) or 1 (anything else).
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <hookfuse/data/idx.hpp>
@@ -47,11 +56,61 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <type_traits>
 #include <utility>
 
 namespace hf = hookfuse;
 
 namespace {
+/// A CLI11 check of an integer flag: a decimal integer in [lo, hi]. Otherwise its message (CLI11
+/// prefixes the flag) is "<value> not in [lo, hi]", or "<value> is not an integer, expected one
+/// in [lo, hi]". The value is rewritten in plain decimal, so CLI11's own conversion (which reads
+/// "010" as octal and saturates on overflow) reads the number checked here.
+template <class T>
+CLI::Validator integer_in(T lo, T hi) {
+  const std::string bound = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  return CLI::Validator(
+      [lo, hi, bound](std::string& s) -> std::string {
+        const char* first = s.data();
+        const char* last = s.data() + s.size();
+        if (first != last && *first == '+') ++first;
+        T v{};
+        const auto [end, ec] = std::from_chars(first, last, v);
+        const bool whole = end == last && first != last;
+        const bool negative_unsigned = std::is_unsigned_v<T> && s.size() > 1 && s[0] == '-' &&
+                                       s.find_first_not_of("0123456789", 1) == std::string::npos;
+        if ((whole && ec == std::errc::result_out_of_range) || negative_unsigned ||
+            (whole && ec == std::errc{} && (v < lo || v > hi))) {
+          return s + " not in " + bound;
+        }
+        if (!whole || ec != std::errc{}) {
+          return (s.empty() ? "\"\"" : s) + " is not an integer, expected one in " + bound;
+        }
+        s = std::to_string(v);
+        return std::string();
+      },
+      bound);
+}
+
+/// A CLI11 check of a floating-point flag: a finite number in (lo, hi]. Otherwise its message
+/// is "<value> is not a finite number, expected one in (lo, hi]" (NaN, inf, -inf, 1e999, text)
+/// or "<value> not in (lo, hi]".
+CLI::Validator finite_in(double lo, double hi) {
+  const std::string bound =
+      "(" + CLI::detail::to_string(lo) + ", " + CLI::detail::to_string(hi) + "]";
+  return CLI::Validator(
+      [lo, hi, bound](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = s.empty() ? 0.0 : std::strtod(s.c_str(), &end);
+        if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v)) {
+          return (s.empty() ? "\"\"" : s) + " is not a finite number, expected one in " + bound;
+        }
+        if (!(v > lo && v <= hi)) return s + " not in " + bound;
+        return std::string();
+      },
+      bound);
+}
+
 /// The schedule of --lr_schedule, one type for all kinds (one session type per optimizer).
 struct ExampleSchedule {
   enum class Kind { none, exponential, cosine, piecewise };
@@ -86,7 +145,7 @@ struct ExampleSchedule {
 };
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   CLI::App app{"Fashion-MNIST MLP (784 -> 256 ReLU -> 10) trained with hookfuse"};
   int epochs = 1;
   std::int64_t batch_size = 32;
@@ -100,12 +159,15 @@ int main(int argc, char** argv) {
   std::string warm_start_from;
   std::string lr_schedule = "none";
   bool progress = false;
-  app.add_option("--epochs", epochs, "passes over the training set")->check(CLI::PositiveNumber);
-  app.add_option("--batch_size", batch_size, "examples per step")->check(CLI::PositiveNumber);
+  // The bounds keep every step count in range of std::int64_t: at most 60000 * 10000 steps
+  // from --epochs (Fashion-MNIST's 60000 examples at batch 1), or --max_steps.
+  app.add_option("--epochs", epochs, "passes over the training set")->check(integer_in(1, 10000));
+  app.add_option("--batch_size", batch_size, "examples per step")
+      ->check(integer_in(std::int64_t{1}, std::int64_t{60000}));
   app.add_option("--learning_rate", learning_rate,
                  "learning rate (default: 0.1 for sgd and adagrad, 0.01 for momentum, 0.001 for "
                  "adam and rmsprop)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_in(0.0, 10.0));
   app.add_option("--optimizer", optimizer,
                  "sgd (GradientDescentOptimizer), momentum (MomentumOptimizer, momentum 0.9), "
                  "adam (AdamOptimizer), rmsprop (RMSPropOptimizer) or adagrad "
@@ -120,21 +182,28 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"none", "exponential", "cosine", "piecewise"}));
   app.add_option("--data_dir", data_dir,
                  "directory with the four Fashion-MNIST IDX files, raw or .gz");
-  app.add_option("--seed", seed, "seed of the initial weights and the batch order");
+  app.add_option("--seed", seed, "seed of the initial weights and the batch order")
+      ->check(integer_in(std::uint64_t{0}, std::numeric_limits<std::uint64_t>::max()));
   app.add_option("--max_steps", max_steps, "stop after this many steps (global step)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(std::int64_t{1}, std::int64_t{1000000000}));
   app.add_option("--model_dir", model_dir,
                  "save checkpoints here and resume from the latest one (must exist or is created)");
   app.add_option("--save_checkpoint_steps", save_checkpoint_steps,
                  "save a checkpoint every this many steps (default: every 600 seconds)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(std::int64_t{1}, std::int64_t{1000000000}));
   app.add_option("--warm_start_from", warm_start_from,
                  "initialise the weights from this checkpoint directory or prefix ({\"/\": \"/\"}); "
                  "a checkpoint in --model_dir wins");
   app.add_flag("--progress", progress,
                "draw a progress bar (loss, accuracy, steps/sec, ETA) on stderr instead of the "
                "loss/accuracy and step-rate log lines");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::fprintf(stderr, "fashion_mnist: %s\n", e.what());
+    return 2;
+  }
   if (!model_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(model_dir, ec);
@@ -258,7 +327,16 @@ int main(int argc, char** argv) {
     hits += static_cast<double>(eval.compute<"accuracy">()(0, 0)) * static_cast<double>(rows);
     seen += rows;
   }
+  if (seen == 0) {  // load_fashion_mnist refuses an empty set; never print NaN as accuracy
+    std::fprintf(stderr, "fashion_mnist: the test set holds no examples\n");
+    return 1;
+  }
   std::printf("test_loss: %.4f\n", loss_sum / static_cast<double>(seen));
   std::printf("test_accuracy: %.4f\n", hits / static_cast<double>(seen));
   return 0;
+} catch (const std::exception& e) {
+  // Anything not caught above (an input function's options, the evaluation graph, memory):
+  // one line and exit 1, never std::terminate.
+  std::fprintf(stderr, "fashion_mnist: %s\n", e.what());
+  return 1;
 }

@@ -9,8 +9,12 @@
 //     while not s.should_stop(): s.run(train_op)
 #include <CLI/CLI.hpp>
 #include <array>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <hookfuse/hookfuse.hpp>
+#include <string>
 
 namespace hf = hookfuse;
 
@@ -35,13 +39,28 @@ struct PointsInput {
   }
 };
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   CLI::App app{"Linear regression y = W x + b with hookfuse"};
   std::int64_t steps = 1000;
   double learning_rate = 0.01;
-  app.add_option("--steps", steps, "training steps")->check(CLI::PositiveNumber);
-  app.add_option("--learning_rate", learning_rate, "SGD learning rate");
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--steps", steps, "training steps")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000000}));
+  app.add_option("--learning_rate", learning_rate, "SGD learning rate")
+      ->check([](const std::string& s) {
+        // CLI::Range lets NaN through (every comparison with NaN is false): refuse it here.
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        return !s.empty() && *end == '\0' && std::isfinite(v) && v >= 1e-9 && v <= 10.0
+                   ? std::string()
+                   : s + " is not a finite number in [1e-09, 10]";
+      });
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::fprintf(stderr, "linear_regression: %s\n", e.what());
+    return 2;
+  }
 
   hf::Placeholder<"x", float, 1> x;  // [batch, 1]
   hf::Placeholder<"y", float, 1> y;  // [batch, 1]
@@ -63,4 +82,7 @@ int main(int argc, char** argv) {
   std::printf("W: %.6f\nb: %.6f\n", static_cast<double>(W.value(0, 0)),
               static_cast<double>(b.value(0, 0)));
   return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "linear_regression: %s\n", e.what());
+  return 1;
 }

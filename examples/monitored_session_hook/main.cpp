@@ -44,7 +44,9 @@
 //  - "checkpoints" is relative to --dir (default: the working directory).
 #include <CLI/CLI.hpp>
 #include <array>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <functional>
@@ -117,11 +119,24 @@ int main(int argc, char** argv) try {
   app.add_option("--print_every", print_every, "the hook prints every N-th loss (default 10)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000000}));
   app.add_option("--learning_rate", learning_rate, "SGD learning rate (default 0.01)")
-      ->check(CLI::Range(1e-9, 10.0));
+      ->check([](const std::string& s) {
+        // CLI::Range lets NaN through (every comparison with NaN is false): refuse it here.
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        return !s.empty() && *end == '\0' && std::isfinite(v) && v >= 1e-9 && v <= 10.0
+                   ? std::string()
+                   : s + " is not a finite number in [1e-09, 10]";
+      });
   app.add_flag("--fetch_loss", fetch_loss,
                "the caller runs sess.run([train_op, loss], feed_dict) instead of "
                "sess.run(train_op, feed_dict)");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::fprintf(stderr, "monitored_session_hook: %s\n", e.what());
+    return 2;
+  }
 
   const std::string checkpoint_dir = (std::filesystem::path(dir) / "checkpoints").string();
   std::filesystem::create_directories(checkpoint_dir);  // TF: os.makedirs; Saver.save needs it

@@ -24,7 +24,8 @@ struct IdxImages {
 };
 
 /// Labels as stored in an IDX1 unsigned-byte file: one class index per example (0..9 for
-/// (Fashion-)MNIST; the reader does not restrict the range).
+/// (Fashion-)MNIST; the reader does not restrict the range, load_idx_pair checks it against
+/// IdxExpect::num_classes).
 struct IdxLabels {
   std::vector<std::uint8_t> labels;
 

@@ -252,18 +252,78 @@ inline IdxLabels read_idx_labels(const std::filesystem::path& path) {
   return labels;
 }
 
-/// Reads an image file and its label file and checks they hold the same number of examples.
-/// Throws DataError from either reader, or on a count mismatch naming both paths and counts:
-/// "<images>: 100 images but <labels>: 99 labels (image/label count mismatch)".
+/// What a data set must hold beyond two well-formed IDX files of equal count, checked by
+/// load_idx_pair. Zero (false) leaves the corresponding property unchecked.
+struct IdxExpect {
+  std::int64_t rows = 0;         ///< pixel rows per image (IDX dimension 1), e.g. 28
+  std::int64_t cols = 0;         ///< pixel columns per image (IDX dimension 2), e.g. 28
+  std::int64_t num_classes = 0;  ///< every label is < num_classes, e.g. 10
+  bool non_empty = false;        ///< at least one example
+};
+
+/// Fashion-MNIST's (and MNIST's) shape: at least one 28x28 image, labels 0..9.
+inline constexpr IdxExpect fashion_mnist_expect{
+    .rows = 28, .cols = 28, .num_classes = 10, .non_empty = true};
+
+/// Checks `images` (read from `path`) against expect.rows, expect.cols and expect.non_empty.
+/// Throws DataError naming the path and what was expected vs found: "<path>: images of 27x28,
+/// expected 28x28" or "<path>: 0 images, expected at least one (empty data set)".
+inline void check_idx_images(const IdxImages& images, const std::filesystem::path& path,
+                             const IdxExpect& expect) {
+  if ((expect.rows != 0 && images.rows != expect.rows) ||
+      (expect.cols != 0 && images.cols != expect.cols)) {
+    const auto dim = [](std::int64_t v) { return v != 0 ? std::to_string(v) : std::string("N"); };
+    hookfuse::detail::fail<DataError>(path.string() + ": images of " + std::to_string(images.rows) +
+                                      "x" + std::to_string(images.cols) + ", expected " +
+                                      dim(expect.rows) + "x" + dim(expect.cols) +
+                                      " (header dimensions 1 and 2)");
+  }
+  if (expect.non_empty && images.count == 0) {
+    hookfuse::detail::fail<DataError>(path.string() +
+                                      ": 0 images, expected at least one (empty data set)");
+  }
+}
+
+/// Checks `labels` (read from `path`) against expect.num_classes and expect.non_empty. Throws
+/// DataError naming the path, the first offending record (zero-based, in file order) and the
+/// bound: "<path>: record 17: label 12, expected 0..9 (num_classes 10)", or "<path>: 0 labels,
+/// expected at least one (empty data set)".
+inline void check_idx_labels(const IdxLabels& labels, const std::filesystem::path& path,
+                             const IdxExpect& expect) {
+  if (expect.num_classes > 0) {
+    const auto& v = labels.labels;
+    const auto bad = std::find_if(
+        v.begin(), v.end(), [&](std::uint8_t l) { return std::int64_t{l} >= expect.num_classes; });
+    if (bad != v.end()) {
+      hookfuse::detail::fail<DataError>(
+          path.string() + ": record " + std::to_string(bad - v.begin()) + ": label " +
+          std::to_string(int{*bad}) + ", expected 0.." + std::to_string(expect.num_classes - 1) +
+          " (num_classes " + std::to_string(expect.num_classes) + ")");
+    }
+  }
+  if (expect.non_empty && labels.count() == 0) {
+    hookfuse::detail::fail<DataError>(path.string() +
+                                      ": 0 labels, expected at least one (empty data set)");
+  }
+}
+
+/// Reads an image file and its label file and checks they hold the same number of examples,
+/// then checks them against `expect` (check_idx_images, check_idx_labels; by default nothing
+/// more). Throws DataError from either reader or check, or on a count mismatch naming both
+/// paths and counts: "<images>: 100 images but <labels>: 99 labels (image/label count
+/// mismatch)".
 inline Dataset load_idx_pair(const std::filesystem::path& images_path,
-                             const std::filesystem::path& labels_path) {
+                             const std::filesystem::path& labels_path,
+                             const IdxExpect& expect = {}) {
   Dataset ds{read_idx_images(images_path), read_idx_labels(labels_path)};
+  check_idx_images(ds.images, images_path, expect);
   if (ds.images.count != ds.labels.count()) {
     hookfuse::detail::fail<DataError>(
         images_path.string() + ": " + std::to_string(ds.images.count) + " images but " +
         labels_path.string() + ": " + std::to_string(ds.labels.count()) +
         " labels (image/label count mismatch)");
   }
+  check_idx_labels(ds.labels, labels_path, expect);
   return ds;
 }
 
@@ -271,7 +331,8 @@ inline Dataset load_idx_pair(const std::filesystem::path& images_path,
 /// `t10k-...` (Split::test), each either uncompressed or with a `.gz` suffix. When both forms
 /// exist the uncompressed file is used (no decompression needed). Train is 60000 images of
 /// 28x28, test 10000. Throws DataError when a file is missing (listing every name tried and
-/// the Debian package `dataset-fashion-mnist`), or as load_idx_pair.
+/// the Debian package `dataset-fashion-mnist`), or as load_idx_pair with fashion_mnist_expect:
+/// images not 28x28, no examples, or a label outside 0..9 (naming the file and the record).
 /// Mirrors `tf.keras.datasets.fashion_mnist.load_data()` without the download.
 inline Dataset load_fashion_mnist(const std::filesystem::path& dir, Split split) {
   const std::string prefix = split == Split::train ? "train" : "t10k";
@@ -287,7 +348,7 @@ inline Dataset load_fashion_mnist(const std::filesystem::path& dir, Split split)
   };
   const auto images = find(prefix + "-images-idx3-ubyte", "images");
   const auto labels = find(prefix + "-labels-idx1-ubyte", "labels");
-  return load_idx_pair(images, labels);
+  return load_idx_pair(images, labels, fashion_mnist_expect);
 }
 
 /// load_fashion_mnist(default_fashion_mnist_dir, split): the Debian package's location.
