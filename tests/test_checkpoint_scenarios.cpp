@@ -391,7 +391,7 @@ TEST_CASE(
 
 TEST_CASE(
     "Warm start: VariableInitializationHook as a user hook fails in begin() on a directory "
-    "without a checkpoint, before the saver writes anything; a restore is logged",
+    "without a checkpoint, before the saver writes anything, and logs a restore",
     "[checkpoint][warm_start]") {
   TempDir empty("empty"), run("run"), pre("pre");
   DenseModel m;
