@@ -72,8 +72,15 @@ inline std::vector<std::uint8_t> read_file_bytes(const std::filesystem::path& pa
   if (!std::filesystem::exists(st)) {
     fail<DataError>(name + ": file not found; " + missing_file_hint());
   }
-  if (!std::filesystem::is_regular_file(st)) {
-    fail<DataError>(name + ": not a regular file, expected an IDX file (raw or .gz)");
+  if (!std::filesystem::is_regular_file(st)) {  // checked before open: a FIFO never blocks it
+    const auto type = st.type();
+    const char* what = type == std::filesystem::file_type::fifo        ? "is a FIFO, "
+                       : type == std::filesystem::file_type::directory ? "is a directory, "
+                       : type == std::filesystem::file_type::character ? "is a character device, "
+                       : type == std::filesystem::file_type::block     ? "is a block device, "
+                       : type == std::filesystem::file_type::socket    ? "is a socket, "
+                                                                       : "";
+    fail<DataError>(name + ": " + what + "not a regular file, expected an IDX file (raw or .gz)");
   }
   std::ifstream file(path, std::ios::binary);
   if (!file) fail<DataError>(name + ": cannot open for reading");

@@ -32,6 +32,7 @@
 #include <utility>
 
 #include "hookfuse/config.hpp"
+#include "hookfuse/io/detail/posix_file.hpp"
 #include "hookfuse/io/errors.hpp"
 
 namespace hookfuse::io {
@@ -126,19 +127,11 @@ class BasicAtomicFileWriter {
   /// Appends `bytes`. Throws IoError (ENOSPC, EFBIG, EIO, ...) after removing the temporary.
   void write(std::span<const std::byte> bytes) {
     if (fd_ < 0) fail_closed("write to");
-    const std::byte* data = bytes.data();
-    std::size_t left = bytes.size();
-    while (left > 0) {
-      const ::ssize_t n = ::write(fd_, data, left);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        fail_and_abandon("cannot write", errno);
-      }
-      if (n == 0) fail_and_abandon("cannot write", EIO);  // no progress: treat as an I/O error
-      data += n;
-      left -= static_cast<std::size_t>(n);
-      size_ += static_cast<std::uint64_t>(n);
-    }
+    // In calls of at most kMaxIoChunkBytes (1 GiB), retrying short writes and EINTR.
+    std::size_t written = 0;
+    const int err = detail::write_fully(fd_, bytes.data(), bytes.size(), written);
+    size_ += written;
+    if (err != 0) fail_and_abandon("cannot write", err);
   }
 
   /// Appends the characters of `text` (no terminator).

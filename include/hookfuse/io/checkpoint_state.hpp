@@ -158,19 +158,14 @@ std::string state_file_path(const std::filesystem::path& p, const std::filesyste
 /// Reads a whole state file of at most kMaxCheckpointStateBytes; nullopt if it does not exist.
 template <class = void>
 std::optional<std::string> read_state_file(const std::filesystem::path& file) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(file, ec);
-  if (status.type() == std::filesystem::file_type::not_found) return std::nullopt;
-  if (ec) detail::fail_os("cannot stat", file, ec.value());
-  if (!std::filesystem::is_regular_file(status))
-    ::hookfuse::detail::fail<IoError>(file.string() +
-                                      ": not a regular file, expected a text "
-                                      "CheckpointState");
-  // POSIX read(2) rather than std::ifstream: <fstream> is the only thing this layer would need
-  // it for, and every translation unit of the umbrella header would parse it.
+  // stat() before open() and O_NONBLOCK (open_read_only): a FIFO, directory or device is
+  // refused with an IoError naming what it is, never waited on.
   int err = 0;
   const Fd fd = open_read_only(file, err);
-  if (!fd) fail_os("cannot open", file, err);
+  if (!fd) {
+    if (err == ENOENT || err == ENOTDIR) return std::nullopt;  // as std::filesystem's not_found
+    fail_os("cannot open", file, err);
+  }
   std::string text;
   char chunk[16384];
   for (;;) {  // in pieces, so that neither a huge file nor a growing one is read past the cap

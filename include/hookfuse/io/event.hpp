@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "hookfuse/config.hpp"
+#include "hookfuse/errors.hpp"
 #include "hookfuse/io/detail/summary_codec.hpp"
 #include "hookfuse/io/errors.hpp"
 #include "hookfuse/io/summary_proto.hpp"
@@ -56,6 +57,29 @@ struct Event {
   Summary summary;
   SessionLog session_log;
 };
+
+/// The largest serialized Event that protobuf readers accept: 2 GiB - 1 bytes (INT_MAX, the
+/// default total_bytes_limit of protobuf's CodedInputStream; Python's SerializeToString refuses
+/// larger messages with "exceeds maximum protobuf size of 2GB"), so TensorBoard cannot load a
+/// larger record.
+inline constexpr std::uint64_t kMaxEventBytes = 2147483647;
+
+/// Throws hookfuse::ValueError unless an Event of `serialized_bytes` bytes is within
+/// kMaxEventBytes; the message names `event`'s summary tags (or its kind when it has none),
+/// its step, the size and the limit.
+template <class = void>
+void check_event_size(std::uint64_t serialized_bytes, const Event& event) {
+  if (serialized_bytes <= kMaxEventBytes) return;
+  std::string what;
+  for (const SummaryValue& v : event.summary.value) {
+    what += (what.empty() ? "tag '" : ", tag '") + v.tag + "'";
+  }
+  if (what.empty()) what = "the event (no summary tag)";
+  ::hookfuse::detail::fail<::hookfuse::ValueError>(
+      "event of " + what + " at step " + std::to_string(event.step) + " serializes to " +
+      std::to_string(serialized_bytes) + " bytes, above protobuf's limit of " +
+      std::to_string(kMaxEventBytes) + " bytes (2 GiB - 1) that TensorBoard can read; not written");
+}
 
 /// The protobuf bytes of `event` as TensorFlow serializes it: fields in ascending number,
 /// wall_time left out when 0.0 and step when 0 (proto3 defaults), the oneof member named by

@@ -36,6 +36,58 @@ template <Logger L>
   return events;
 }
 
+/// Reads an event file incrementally while its writer may still be appending to it, as
+/// TensorBoard's EventFileLoader does: each `read_new` returns the complete events after the
+/// ones already returned. A truncated final record (the writer is mid-record) ends a call with
+/// one warning to the logger and is read again, from its start, by the next call, which returns
+/// it once the rest has been appended. A CRC mismatch or a malformed Event throws DataLossError
+/// naming the file, the record's index and byte offset (the reader then returns nothing more);
+/// NotFoundError when the file does not exist, IoError when it is not a regular file (a FIFO, a
+/// directory: refused before open, never waited on) or cannot be read. Not copyable; movable.
+template <class = void>
+class BasicEventFileReader {
+ public:
+  explicit BasicEventFileReader(const std::filesystem::path& path) : reader_(path) {}
+
+  /// The complete events appended since the last call (all of them at the first), in file
+  /// order. Throws as described above.
+  template <Logger L>
+  [[nodiscard]] std::vector<Event> read_new(L& logger) {
+    std::vector<Event> events;
+    std::string payload;
+    for (;;) {
+      const std::size_t index = reader_.records_read();
+      const std::uint64_t offset = reader_.offset();
+      if (!reader_.read(payload, logger)) break;
+      events.push_back(parse_event(payload, reader_.path().string() + ": record " +
+                                                std::to_string(index) + " at byte offset " +
+                                                std::to_string(offset)));
+    }
+    return events;
+  }
+
+  /// `read_new(logger)` with warnings to stderr.
+  [[nodiscard]] std::vector<Event> read_new() {
+    StderrLogger logger;
+    return read_new(logger);
+  }
+
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return reader_.path(); }
+  /// Events returned so far.
+  [[nodiscard]] std::size_t events_read() const noexcept { return reader_.records_read(); }
+  /// Byte offset of the next event's record.
+  [[nodiscard]] std::uint64_t offset() const noexcept { return reader_.offset(); }
+  /// True when the last `read_new` stopped at a truncated final record.
+  [[nodiscard]] bool truncated() const noexcept { return reader_.truncated(); }
+
+ private:
+  RecordReader reader_;
+};
+
+/// A class template only so that its member functions compile where they are used
+/// (docs/checkpoints.md, "Compile time").
+using EventFileReader = BasicEventFileReader<void>;
+
 /// `read_events(path, logger)` with warnings to stderr.
 [[nodiscard]] inline std::vector<Event> read_events(const std::filesystem::path& path) {
   StderrLogger logger;

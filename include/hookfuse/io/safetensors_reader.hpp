@@ -25,6 +25,7 @@
 #include "hookfuse/config.hpp"
 #include "hookfuse/errors.hpp"
 #include "hookfuse/io/atomic_file.hpp"
+#include "hookfuse/io/detail/posix_file.hpp"
 #include "hookfuse/io/detail/safetensors_json.hpp"
 #include "hookfuse/io/errors.hpp"
 #include "hookfuse/io/safetensors_dtype.hpp"
@@ -167,12 +168,15 @@ class SafetensorsFile {
     ::hookfuse::detail::fail<DataLossError>(path_.string() + ": " + what);
   }
 
-  /// pread of `out.size()` bytes at absolute `offset`; false if the file ends first.
+  /// pread of `out.size()` bytes at absolute `offset`, in calls of at most kMaxIoChunkBytes
+  /// (1 GiB); false if the file ends first. IoError naming the file on a read error.
   bool pread_all(std::uint64_t offset, std::span<std::byte> out) const {
     std::size_t done = 0;
     while (done < out.size()) {
       const ::ssize_t n =
-          ::pread(fd_, out.data() + done, out.size() - done, static_cast<::off_t>(offset + done));
+          ::pread(fd_, out.data() + done,
+                  std::min(out.size() - done, ::hookfuse::io::detail::kMaxIoChunkBytes),
+                  static_cast<::off_t>(offset + done));
       if (n < 0) {
         if (errno == EINTR) continue;
         detail_fail_os("cannot read", errno);
@@ -211,16 +215,17 @@ class SafetensorsFile {
 inline SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
   SafetensorsFile f;
   f.path_ = path;
-  f.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (f.fd_ < 0) {
-    const int err = errno;
+  int err = 0;
+  // stat() before open() and O_NONBLOCK: a FIFO or device is refused, never waited on.
+  ::hookfuse::io::detail::Fd fd = ::hookfuse::io::detail::open_read_only(path, err);
+  if (!fd) {
     if (err == ENOENT)
       ::hookfuse::detail::fail<NotFoundError>(path.string() + ": no such safetensors file");
     ::hookfuse::io::detail::fail_os("cannot open", path, err);
   }
+  f.fd_ = fd.release();
   struct ::stat st {};
   if (::fstat(f.fd_, &st) != 0) f.detail_fail_os("cannot stat", errno);
-  if (!S_ISREG(st.st_mode)) f.corrupt("not a regular file");
   const auto file_size = static_cast<std::uint64_t>(st.st_size);
   std::byte length[8];
   if (file_size < 8 || !f.pread_all(0, length))

@@ -164,12 +164,16 @@ class BasicSummaryWriter {
   [[nodiscard]] bool closed() const noexcept { return !records_ || !records_->is_open(); }
 
   /// Writes `event` as given (TF's `add_event`): its wall_time and step are not touched.
+  /// Throws hookfuse::ValueError naming its tags when it serializes to more than
+  /// kMaxEventBytes (2 GiB - 1), writing nothing of it; IoError on a failed write.
   void add_event(const Event& event) {
     if (closed()) {
       warn_closed();
       return;
     }
-    records_->write(serialize_event(event));
+    const std::string bytes = serialize_event(event);
+    check_event_size(bytes.size(), event);  // nothing of an oversized event reaches the file
+    records_->write(bytes);
     ++pending_;
     if (pending_ > options_.max_queue || options_.clock.now() - last_flush_ > options_.flush_secs) {
       flush();

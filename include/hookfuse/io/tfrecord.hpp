@@ -27,6 +27,7 @@
 
 #include "hookfuse/config.hpp"
 #include "hookfuse/io/crc32c.hpp"
+#include "hookfuse/io/detail/posix_file.hpp"
 #include "hookfuse/io/errors.hpp"
 #include "hookfuse/logging.hpp"
 
@@ -189,7 +190,14 @@ class BasicRecordWriter {
  private:
   void write_buffer() {
     if (buffer_.empty()) return;
-    const std::size_t n = std::fwrite(buffer_.data(), 1, buffer_.size(), file_);
+    // In calls of at most kMaxIoChunkBytes (1 GiB): systems refuse single writes above 2 GiB.
+    std::size_t n = 0;
+    while (n < buffer_.size()) {
+      const std::size_t chunk = std::min(buffer_.size() - n, detail::kMaxIoChunkBytes);
+      const std::size_t done = std::fwrite(buffer_.data() + n, 1, chunk, file_);
+      n += done;
+      if (done != chunk) break;
+    }
     if (n != buffer_.size()) {
       const int err = errno;
       // The file now ends inside a record; a reader stops at the last complete one.
@@ -229,66 +237,58 @@ using RecordWriter = BasicRecordWriter<void>;
 /// Reads TFRecord files, as TensorFlow's `tf.data.TFRecordDataset` / io::RecordReader
 /// (uncompressed): both CRCs of every record are checked. A corrupt record throws
 /// DataLossError naming the file, the record's index (from 0) and byte offset, and the field at
-/// fault. A final record cut short (the file ends inside its header, payload or footer, as when
-/// the writer was killed mid-record) is not an error: `read` logs one warning through the
-/// logger and returns false, so the complete records before it are all that is read.
+/// fault; every later `read` then returns false.
 ///
-/// A length field is believed only after its CRC matched, and never beyond the bytes left in
-/// the file, so a corrupt or forged length cannot make the reader allocate more than the file
-/// holds.
+/// The file may grow while it is read (TensorBoard tails the event files of a running job). A
+/// final record cut short (the file ends inside its header, payload or footer: the writer is
+/// mid-record, or was killed there) is not an error: `read` logs one warning through the logger
+/// and returns false without moving past it, as TensorFlow's RecordReader keeps its offset on
+/// a partial record and TensorBoard's EventFileLoader retries from there. A later `read` looks
+/// at the file's size again and returns that record once the writer appended the rest; likewise
+/// a `read` that returned false at the end of the file returns records appended since.
+///
+/// A length field is believed only after its CRC matched, and never beyond the bytes the file
+/// holds, so a corrupt or forged length cannot make the reader allocate more than the file
+/// holds. Reads go through pread in calls of at most 1 GiB (records above 2 GiB included).
 template <class = void>
 class BasicRecordReader {
  public:
   /// Opens `path` for reading. Throws NotFoundError when it does not exist, IoError when it is
-  /// not a regular file or cannot be opened.
+  /// not a regular file ("<path>: is a FIFO, not a regular file": checked before open, which
+  /// never blocks) or cannot be opened.
   explicit BasicRecordReader(std::filesystem::path path) : path_(std::move(path)) {
-    std::error_code ec;
-    const auto status = std::filesystem::status(path_, ec);
-    if (!std::filesystem::exists(status)) {
-      hookfuse::detail::fail<NotFoundError>(path_.string() + ": no such file");
-    }
-    if (!std::filesystem::is_regular_file(status)) {
-      hookfuse::detail::fail<IoError>(path_.string() + ": not a regular file");
-    }
-    file_ = std::fopen(path_.c_str(), "rb");
-    if (file_ == nullptr) {
+    int err = 0;
+    fd_ = detail::open_read_only(path_, err);
+    if (!fd_) {
+      if (err == ENOENT) hookfuse::detail::fail<NotFoundError>(path_.string() + ": no such file");
       hookfuse::detail::fail<IoError>(
-          detail::tfrecord::system_message(path_, "cannot open for reading", errno));
+          detail::tfrecord::system_message(path_, "cannot open for reading", err));
     }
-    size_ = std::filesystem::file_size(path_, ec);
-    if (ec) {
-      std::fclose(file_);
-      hookfuse::detail::fail<IoError>(path_.string() + ": cannot read its size: " + ec.message());
-    }
+    size_ = detail::regular_file_size(fd_, path_);
   }
   BasicRecordReader(const BasicRecordReader&) = delete;
   BasicRecordReader& operator=(const BasicRecordReader&) = delete;
-  BasicRecordReader(BasicRecordReader&& other) noexcept
-      : path_(std::move(other.path_)),
-        file_(std::exchange(other.file_, nullptr)),
-        size_(other.size_),
-        offset_(other.offset_),
-        index_(other.index_),
-        truncated_(other.truncated_),
-        done_(other.done_) {}
+  BasicRecordReader(BasicRecordReader&& other) noexcept = default;
   BasicRecordReader& operator=(BasicRecordReader&&) = delete;
-  ~BasicRecordReader() {
-    if (file_ != nullptr) std::fclose(file_);
-  }
+  ~BasicRecordReader() = default;
 
-  /// Reads the next record's payload into `payload`. Returns false at the end of the file, and
-  /// after a truncated final record (logged once as a warning to `logger`). Throws
-  /// DataLossError for a CRC mismatch, IoError for a failed read.
+  /// Reads the next record's payload into `payload`. Returns false at the end of the file and
+  /// at a truncated final record (logged once per record as a warning to `logger`); a later
+  /// call retries from the same offset, so records the writer appends meanwhile are read.
+  /// Throws DataLossError for a CRC mismatch (and returns false ever after), IoError for a
+  /// failed read or a file that shrank below the records already read.
   template <Logger L>
   bool read(std::string& payload, L& logger) {
     if (done_) return false;
-    const std::uint64_t left = size_ - offset_;
-    if (left == 0) return finish();
-    if (left < kRecordHeaderBytes) {
-      return stop_truncated(logger, left, kRecordHeaderBytes, "header");
+    if (!available(1)) {
+      truncated_ = false;
+      return false;  // the end of the file, for now
+    }
+    if (!available(kRecordHeaderBytes)) {
+      return stop_truncated(logger, size_ - offset_, kRecordHeaderBytes, "header");
     }
     std::array<unsigned char, kRecordHeaderBytes> header{};
-    read_exactly(header.data(), header.size());
+    read_exactly(offset_, header.data(), header.size());
     const std::uint64_t length = detail::tfrecord::get_le64(header.data());
     const std::uint32_t stored = detail::tfrecord::get_le32(header.data() + 8);
     const std::uint32_t computed = masked_crc32c(header.data(), 8);
@@ -297,16 +297,15 @@ class BasicRecordReader {
               detail::tfrecord::hex32(stored) + ", computed " + detail::tfrecord::hex32(computed) +
               ")");
     }
-    const std::uint64_t body = left - kRecordHeaderBytes;  // payload + footer available
-    if (length > body || body - length < 4) {
-      const std::uint64_t need =
-          length > UINT64_MAX - kRecordOverheadBytes ? UINT64_MAX : length + kRecordOverheadBytes;
-      return stop_truncated(logger, left, need, "payload or its CRC");
+    const std::uint64_t need =
+        length > UINT64_MAX - kRecordOverheadBytes ? UINT64_MAX : length + kRecordOverheadBytes;
+    if (!available(need)) {
+      return stop_truncated(logger, size_ - offset_, need, "payload or its CRC");
     }
     payload.resize(static_cast<std::size_t>(length));
-    read_exactly(payload.data(), payload.size());
+    read_exactly(offset_ + kRecordHeaderBytes, payload.data(), payload.size());
     std::array<unsigned char, 4> footer{};
-    read_exactly(footer.data(), footer.size());
+    read_exactly(offset_ + kRecordHeaderBytes + length, footer.data(), footer.size());
     const std::uint32_t stored_data = detail::tfrecord::get_le32(footer.data());
     const std::uint32_t computed_data = masked_crc32c(payload.data(), payload.size());
     if (stored_data != computed_data) {
@@ -314,8 +313,9 @@ class BasicRecordReader {
               detail::tfrecord::hex32(stored_data) + ", computed " +
               detail::tfrecord::hex32(computed_data) + ")");
     }
-    offset_ += kRecordOverheadBytes + length;
+    offset_ += need;
     ++index_;
+    truncated_ = false;
     return true;
   }
 
@@ -330,9 +330,10 @@ class BasicRecordReader {
   [[nodiscard]] std::size_t records_read() const noexcept { return index_; }
   /// Byte offset of the next record (after the last complete one).
   [[nodiscard]] std::uint64_t offset() const noexcept { return offset_; }
-  /// File size in bytes when it was opened; bytes appended later are not read.
+  /// The file's size in bytes when it was last looked at (at open, and by a `read` that needed
+  /// more bytes than that).
   [[nodiscard]] std::uint64_t file_size() const noexcept { return size_; }
-  /// True once `read` met a truncated final record.
+  /// True when the last `read` met a truncated final record (a later one may complete it).
   [[nodiscard]] bool truncated() const noexcept { return truncated_; }
 
  private:
@@ -343,40 +344,51 @@ class BasicRecordReader {
                                           what);
   }
 
-  bool finish() {
-    done_ = true;
-    return false;
+  /// True when the file holds `n` bytes from offset_; looks at its size again (fstat) first
+  /// when the size last seen is short. IoError when the file shrank below offset_.
+  bool available(std::uint64_t n) {
+    if (size_ - offset_ >= n) return true;
+    size_ = detail::regular_file_size(fd_, path_);
+    if (size_ < offset_) {
+      done_ = true;
+      hookfuse::detail::fail<IoError>(
+          path_.string() + ": the file shrank to " + std::to_string(size_) +
+          " bytes while being read, below the " + std::to_string(offset_) + " bytes of the " +
+          std::to_string(index_) + " records already read");
+    }
+    return size_ - offset_ >= n;
   }
 
   template <Logger L>
   bool stop_truncated(L& logger, std::uint64_t have, std::uint64_t need, const char* part) {
     truncated_ = true;
-    const std::string line =
-        path_.string() + ": record " + std::to_string(index_) + " at byte offset " +
-        std::to_string(offset_) + " is truncated (" + part + " cut short: " + std::to_string(have) +
-        " of " + std::to_string(need) + " bytes present); stopping after the " +
-        std::to_string(index_) + " complete records before it (was the writer stopped mid-record?)";
-    logger.log(Severity::warning, line);
-    return finish();
+    if (warned_offset_ != offset_) {
+      warned_offset_ = offset_;
+      const std::string line =
+          path_.string() + ": record " + std::to_string(index_) + " at byte offset " +
+          std::to_string(offset_) + " is truncated (" + part +
+          " cut short: " + std::to_string(have) + " of " + std::to_string(need) +
+          " bytes present); stopping after the " + std::to_string(index_) +
+          " complete records before it (was the writer stopped mid-record? a later read retries)";
+      logger.log(Severity::warning, line);
+    }
+    return false;
   }
 
-  void read_exactly(void* out, std::size_t n) {
-    if (n == 0) return;
-    if (std::fread(out, 1, n, file_) != n) {
-      const bool eof = std::feof(file_) != 0;
-      // The file shrank since it was opened, or the device failed.
-      hookfuse::detail::fail<IoError>(
-          path_.string() + ": record " + std::to_string(index_) + " at byte offset " +
-          std::to_string(offset_) + ": " +
-          (eof ? std::string("the file shrank while being read")
-               : std::string("read failed: ") + std::generic_category().message(errno)));
+  void read_exactly(std::uint64_t at, void* out, std::size_t n) {
+    if (!detail::pread_exact(fd_, path_, at, out, n)) {
+      // The file shrank since its size was looked at.
+      hookfuse::detail::fail<IoError>(path_.string() + ": record " + std::to_string(index_) +
+                                      " at byte offset " + std::to_string(offset_) +
+                                      ": the file shrank while being read");
     }
   }
 
   std::filesystem::path path_;
-  std::FILE* file_ = nullptr;
+  detail::Fd fd_;
   std::uint64_t size_ = 0;
   std::uint64_t offset_ = 0;
+  std::uint64_t warned_offset_ = UINT64_MAX;
   std::size_t index_ = 0;
   bool truncated_ = false;
   bool done_ = false;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstddef>
@@ -56,6 +57,8 @@ class Fd {
 
   [[nodiscard]] int get() const noexcept { return fd_; }
   [[nodiscard]] explicit operator bool() const noexcept { return fd_ >= 0; }
+  /// Gives up ownership: returns the descriptor, which the caller now closes.
+  [[nodiscard]] int release() noexcept { return std::exchange(fd_, -1); }
   /// Closes now; returns close()'s errno, or 0.
   int reset() noexcept {
     int err = 0;
@@ -68,36 +71,106 @@ class Fd {
   int fd_ = -1;
 };
 
-/// Opens `path` read-only. Returns an empty Fd and sets `err` when it cannot.
+/// The largest byte count one read()/pread()/write() call of the io layer asks for: 1 GiB.
+/// Linux transfers at most 0x7ffff000 bytes per call and other systems refuse larger counts
+/// (EINVAL), so tensors above 2 GiB are read and written in chunks of this size.
+inline constexpr std::size_t kMaxIoChunkBytes = std::size_t{1} << 30;
+
+/// What a file of mode `mode` is, for messages: "a FIFO", "a directory", "a character device",
+/// "a block device", "a socket", "a symbolic link", "a regular file", "a special file".
 template <class = void>
-[[nodiscard]] Fd open_read_only(const std::filesystem::path& path, int& err) noexcept {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  err = fd < 0 ? errno : 0;
-  return Fd(fd);
+[[nodiscard]] const char* file_type_text(mode_t mode) noexcept {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "a special file";
 }
 
-/// Size in bytes of an open regular file; IoError naming `path` otherwise.
+/// Throws IoError "<path>: is a FIFO, not a regular file" unless `mode` is a regular file's.
+template <class = void>
+void require_regular_file(mode_t mode, const std::filesystem::path& path) {
+  if (S_ISREG(mode)) return;
+  ::hookfuse::detail::fail<IoError>(path.string() + ": is " + file_type_text(mode) +
+                                    ", not a regular file");
+}
+
+/// Opens the regular file `path` read-only without ever blocking on what is not one: stat()
+/// first, then open() with O_NONBLOCK (a FIFO swapped in between does not block the open),
+/// fstat() of the descriptor, and O_NONBLOCK cleared again. Returns an empty Fd and sets `err`
+/// when stat() or open() fails (ENOENT for a missing file). Throws IoError naming `path` and
+/// what it is when it is not a regular file ("<path>: is a FIFO, not a regular file").
+template <class = void>
+[[nodiscard]] Fd open_read_only(const std::filesystem::path& path, int& err) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    err = errno;
+    return Fd();
+  }
+  require_regular_file(st.st_mode, path);
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd) {
+    err = errno;
+    return Fd();
+  }
+  if (::fstat(fd.get(), &st) != 0) {
+    err = errno;
+    return Fd();
+  }
+  require_regular_file(st.st_mode, path);
+  const int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    err = errno;
+    return Fd();
+  }
+  err = 0;
+  return fd;
+}
+
+/// Size in bytes of an open regular file; IoError naming `path` and what it is otherwise.
 template <class = void>
 [[nodiscard]] std::uint64_t regular_file_size(const Fd& fd, const std::filesystem::path& path) {
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) fail_io(path, "cannot stat", errno);
-  if (!S_ISREG(st.st_mode)) {
-    ::hookfuse::detail::fail<IoError>(path.string() + ": not a regular file");
-  }
+  require_regular_file(st.st_mode, path);
   return static_cast<std::uint64_t>(st.st_size);
 }
 
-/// Reads exactly `size` bytes at `offset` into `out`. Returns false at a premature end of
-/// file (the caller reports truncation); IoError naming `path` on a read error.
-template <class = void>
+/// pread(2), the default system call of pread_exact (tests substitute their own).
+struct SysPread {
+  ssize_t operator()(int fd, void* buf, std::size_t n, off_t offset) const noexcept {
+    return ::pread(fd, buf, n, offset);
+  }
+};
+
+/// write(2), the default system call of write_fully (tests substitute their own).
+struct SysWrite {
+  ssize_t operator()(int fd, const void* buf, std::size_t n) const noexcept {
+    return ::write(fd, buf, n);
+  }
+};
+
+/// Reads exactly `size` bytes at `offset` into `out`, in calls of at most `max_chunk` bytes,
+/// retrying short reads and EINTR. Returns false at a premature end of file (the caller
+/// reports truncation); IoError naming `path` and the offset on a read error.
+template <class Pread = SysPread>
 [[nodiscard]] bool pread_exact(const Fd& fd, const std::filesystem::path& path,
-                               std::uint64_t offset, void* out, std::size_t size) {
+                               std::uint64_t offset, void* out, std::size_t size,
+                               std::size_t max_chunk = kMaxIoChunkBytes, Pread pread = {}) {
   auto* p = static_cast<unsigned char*>(out);
+  if (max_chunk == 0) max_chunk = 1;
   while (size > 0) {
-    const ssize_t n = ::pread(fd.get(), p, size, static_cast<off_t>(offset));
+    const ssize_t n = pread(fd.get(), p, std::min(size, max_chunk), static_cast<off_t>(offset));
     if (n < 0) {
-      if (errno == EINTR) continue;
-      fail_io(path, "read failed", errno);
+      const int err = errno;  // before the message's allocations
+      if (err == EINTR) continue;
+      fail_io(path,
+              "read of " + std::to_string(std::min(size, max_chunk)) + " bytes at offset " +
+                  std::to_string(offset) + " failed",
+              err);
     }
     if (n == 0) return false;
     p += n;
@@ -105,6 +178,27 @@ template <class = void>
     offset += static_cast<std::uint64_t>(n);
   }
   return true;
+}
+
+/// Writes all `size` bytes of `data` to `fd`, in calls of at most `max_chunk` bytes, retrying
+/// short writes and EINTR. Returns 0, or the errno of the failed call (EIO for a call that
+/// wrote nothing); `written` is then the bytes written before it. Never throws.
+template <class Write = SysWrite>
+[[nodiscard]] int write_fully(int fd, const void* data, std::size_t size, std::size_t& written,
+                              std::size_t max_chunk = kMaxIoChunkBytes, Write write = {}) noexcept {
+  const auto* p = static_cast<const unsigned char*>(data);
+  written = 0;
+  if (max_chunk == 0) max_chunk = 1;
+  while (written < size) {
+    const ssize_t n = write(fd, p + written, std::min(size - written, max_chunk));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) return EIO;  // no progress: report an I/O error rather than loop forever
+    written += static_cast<std::size_t>(n);
+  }
+  return 0;
 }
 
 /// `p` made absolute against the current directory (as given if that fails): files are named
@@ -217,14 +311,12 @@ class BasicTempFile {
   }
 
   void write_all(const char* p, std::size_t size) {
-    while (size > 0) {
-      const ssize_t n = ::write(fd_.get(), p, size);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        fail_io(final_, "write to " + temp_.string() + " failed", errno);
-      }
-      p += n;
-      size -= static_cast<std::size_t>(n);
+    std::size_t written = 0;
+    if (const int err = write_fully(fd_.get(), p, size, written); err != 0) {
+      fail_io(final_,
+              "write to " + temp_.string() + " failed after " + std::to_string(written) + " of " +
+                  std::to_string(size) + " bytes",
+              err);
     }
   }
 
