@@ -173,7 +173,7 @@ TEST_CASE("Session end: the destructor runs every end(), logs each error and thr
   CHECK(err.find("ERROR:hookfuse:", a) < b);
 }
 
-TEST_CASE("Session end: every checkpoint listener's end() runs; the first error is raised",
+TEST_CASE("Session end: every checkpoint listener's end() runs, the first error is raised",
           "[session][end][checkpoint]") {
   TempDir tmp("session_end");
   const fs::path dir = tmp.path / "ckpt";
