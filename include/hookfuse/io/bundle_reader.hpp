@@ -259,6 +259,7 @@ class BasicBundleReader {
 
   void read_table(const std::string& bytes) {
     const std::string file = index_path_.string();
+    detail::check_block_handles(bytes, file);
     detail::MemoryTableFile source(bytes);
     leveldb::Options options;
     options.comparator = leveldb::BytewiseComparator();
