@@ -187,3 +187,48 @@ TEST_CASE("a hookfuse-written bundle still opens through the block-handle checks
   const io::BundleReader r(prefix);
   CHECK(r.lookup<float>("w") == std::vector<float>{1.0f, 2.0f, 3.0f, 4.0f});
 }
+
+TEST_CASE("snappy block claiming an impossible uncompressed size: DataLossError",
+          "[io][bundle][fuzz]") {
+  // A table written by hand: one snappy data block (trailer type 1) whose snappy header claims
+  // 0xfffffff0 uncompressed bytes (LevelDB allocates that before inflating), an empty metaindex
+  // block, an index block with that data block's handle, and the footer.
+  Bytes file;
+  const auto add_block = [&file](const Bytes& block, unsigned char type) {
+    const Handle h{file.size(), block.size()};
+    file.insert(file.end(), block.begin(), block.end());
+    Bytes covered = block;
+    covered.push_back(type);
+    const std::uint32_t crc = io::masked_crc32c(covered.data(), covered.size());
+    file.push_back(type);
+    for (int i = 0; i < 4; ++i) file.push_back(static_cast<unsigned char>(crc >> (8 * i)));
+    return h;
+  };
+  Bytes data_block;
+  put_varint(data_block, 0xfffffff0u);
+  data_block.push_back(0x00);  // a 1-byte literal tag, then its byte
+  data_block.push_back('x');
+  const Handle data = add_block(data_block, 1);
+  const Bytes empty_block = {0, 0, 0, 0, 1, 0, 0, 0};  // restart offset 0, restart count 1
+  Footer f;
+  f.metaindex = add_block(empty_block, 0);
+  Bytes handle;
+  put_varint(handle, data.offset);
+  put_varint(handle, data.size);
+  Bytes index_block = {0, 1, static_cast<unsigned char>(handle.size()), 'w'};
+  index_block.insert(index_block.end(), handle.begin(), handle.end());
+  index_block.insert(index_block.end(), {0, 0, 0, 0, 1, 0, 0, 0});
+  f.index = add_block(index_block, 0);
+  const Bytes footer = footer_bytes(f);
+  file.insert(file.end(), footer.begin(), footer.end());
+
+  TempDir dir;
+  const auto prefix = dir / "model.ckpt-1";
+  write_bytes(io::meta_filename(prefix), file);
+  write_bytes(io::data_filename(prefix), {});
+  const std::string msg = error_of<io::DataLossError>([&] { io::BundleReader r(prefix); });
+  CHECK_THAT(msg, Catch::Contains(": data block 0 (index block entry, last key 'w') at offset 0: "
+                                  "snappy-compressed block of " +
+                                  std::to_string(data.size) + " bytes claims 4294967280 "
+                                  "uncompressed bytes, expected at most 64 per compressed byte"));
+}
