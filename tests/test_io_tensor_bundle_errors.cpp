@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <hookfuse/io/tensor_bundle.hpp>
 #include <memory>
+#include <new>
 #include <random>
 #include <string>
 #include <utility>
@@ -475,4 +476,49 @@ TEST_CASE("a flipped byte in a string tensor fails its length or content checksu
     CHECK_THROWS_AS(r.lookup_bytes(key), io::DataLossError);
     CHECK(r.lookup<float>("w/.ATTRIBUTES/VARIABLE_VALUE") == std::vector<float>{0.204297543f});
   }
+}
+
+TEST_CASE("an entry claiming 4 GiB of a 4-byte data file is refused before allocating") {
+  // Seen fuzzing fuzz/fuzz_checkpoint_data: lookups allocated (and zeroed) an entry's size
+  // before checking it against the data file. DT_FLOAT [2^30]: 2^32 bytes at offset 0; the data
+  // file has 4 bytes.
+  TempDir dir;
+  const auto p = dir / "big";
+  std::string entry = bytes_of({0x08, 0x01, 0x12, 0x08, 0x12, 0x06, 0x08, 0x80, 0x80, 0x80, 0x80,
+                                0x04, 0x28, 0x80, 0x80, 0x80, 0x80, 0x10, 0x35, 0, 0, 0, 0});
+  write_raw_bundle(p, {{"", kHeader}, {"big", entry}}, 4);
+  const io::CheckpointReader r(p);
+  // Outside ASan (whose shadow memory needs the address space), an address-space limit turns
+  // an allocation of the claimed size into std::bad_alloc instead of DataLossError.
+#if !defined(__SANITIZE_ADDRESS__)
+  rlimit saved{};
+  REQUIRE(::getrlimit(RLIMIT_AS, &saved) == 0);
+  rlimit lim = saved;
+  lim.rlim_cur = rlim_t{3} << 30;
+  if (saved.rlim_cur != RLIM_INFINITY && saved.rlim_cur < lim.rlim_cur) lim.rlim_cur = saved.rlim_cur;
+  REQUIRE(::setrlimit(RLIMIT_AS, &lim) == 0);
+#endif
+  const std::string want = io::data_filename(p).string() +
+                           ": tensor 'big': entry says bytes [0, 0+4294967296), but the data "
+                           "file has 4 bytes";
+  std::string vector_error, bytes_error;
+  try {
+    (void)r.get_tensor<float>("big");
+  } catch (const io::DataLossError& e) {
+    vector_error = e.what();
+  } catch (const std::bad_alloc&) {
+    vector_error = "std::bad_alloc";
+  }
+  try {
+    (void)r.bundle().lookup_bytes("big");
+  } catch (const io::DataLossError& e) {
+    bytes_error = e.what();
+  } catch (const std::bad_alloc&) {
+    bytes_error = "std::bad_alloc";
+  }
+#if !defined(__SANITIZE_ADDRESS__)
+  ::setrlimit(RLIMIT_AS, &saved);
+#endif
+  CHECK_THAT(vector_error, Catch::Contains(want));
+  CHECK_THAT(bytes_error, Catch::Contains(want));
 }

@@ -195,6 +195,7 @@ class BasicBundleReader {
   template <TensorElement T>
   [[nodiscard]] std::vector<T> lookup(std::string_view key) const {
     const BundleEntry& e = readable_entry(key, data_type_of<T>);
+    check_region(shard_of(e), e);  // before allocating what a forged entry says
     std::vector<T> out(static_cast<std::size_t>(e.shape.num_elements()));
     read_checked(e, out.data());
     return out;
@@ -206,6 +207,7 @@ class BasicBundleReader {
     const BundleEntry& e = entry(key);
     check_not_sliced(e);
     const Shard& shard = shard_of(e);
+    check_region(shard, e);
     std::vector<std::byte> bytes(static_cast<std::size_t>(e.size));
     if (e.dtype == DataType::DT_STRING) {
       read_region(shard, e, bytes.data());
@@ -222,6 +224,7 @@ class BasicBundleReader {
   [[nodiscard]] std::vector<std::string> lookup_strings(std::string_view key) const {
     const BundleEntry& e = readable_entry(key, DataType::DT_STRING);
     const Shard& shard = shard_of(e);
+    check_region(shard, e);
     std::vector<std::byte> bytes(static_cast<std::size_t>(e.size));
     read_region(shard, e, bytes.data());
     return detail::decode_string_tensor(bytes, e, where(shard.path, e.key));
@@ -259,6 +262,7 @@ class BasicBundleReader {
 
   void read_table(const std::string& bytes) {
     const std::string file = index_path_.string();
+    detail::check_block_handles(bytes, file);
     detail::MemoryTableFile source(bytes);
     leveldb::Options options;
     options.comparator = leveldb::BytewiseComparator();
@@ -432,8 +436,9 @@ class BasicBundleReader {
     return shards_->open.emplace(id, std::move(shard)).first->second;
   }
 
-  /// Reads the `e.size` bytes of `e` from `shard` after checking that they lie inside the file.
-  void read_region(const Shard& shard, const BundleEntry& e, void* out) const {
+  /// DataLossError naming the data file and the key unless the `e.size` bytes of `e` lie
+  /// inside `shard`'s file; checked before a buffer of that size is allocated.
+  void check_region(const Shard& shard, const BundleEntry& e) const {
     const auto offset = static_cast<std::uint64_t>(e.offset);  // >= 0: check_entry
     const auto size = static_cast<std::uint64_t>(e.size);
     if (offset > shard.size || size > shard.size - offset) {
@@ -443,6 +448,13 @@ class BasicBundleReader {
                                  "), but the data file has " + std::to_string(shard.size) +
                                  " bytes (truncated?)");
     }
+  }
+
+  /// Reads the `e.size` bytes of `e` from `shard` after checking that they lie inside the file.
+  void read_region(const Shard& shard, const BundleEntry& e, void* out) const {
+    check_region(shard, e);
+    const auto offset = static_cast<std::uint64_t>(e.offset);
+    const auto size = static_cast<std::uint64_t>(e.size);
     if (!detail::pread_exact(shard.fd, shard.path, offset, out, static_cast<std::size_t>(size))) {
       detail::fail_data_loss(where(shard.path, e.key), "the file ends before the tensor's " +
                                                            std::to_string(e.size) + " bytes");
