@@ -14,6 +14,7 @@
 #include <hookfuse/io/saver.hpp>
 #include <hookfuse/io/tensor_bundle.hpp>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -360,4 +361,24 @@ TEST_CASE("merge_bundles renumbers the shards and refuses a key in two inputs") 
   CHECK(m.entry("y").shard_id == 1);
   CHECK(m.lookup<float>("x") == std::vector<float>{1.0f});
   CHECK(m.lookup<double>("y") == std::vector<double>{2.0});
+}
+
+TEST_CASE("list_data_files finds a prefix's data files of every shard count, nothing else") {
+  TempDir dir;
+  for (const char* name :
+       {"m.data-00000-of-00001", "m.data-00000-of-00002", "m.data-00001-of-00002",
+        "m.data-00001-of-00002.tmp", "mm.data-00000-of-00001", "m.data-0000x-of-00002",
+        "m.data-00000-of-0002", "m.data-00000_of-00002", "m.index"})
+    write_bytes(dir / name, {1});
+  std::vector<std::tuple<std::string, std::int32_t, std::int32_t>> found;
+  for (const auto& f : io::detail::list_data_files(dir / "m"))
+    found.emplace_back(f.path.filename().string(), f.shard_id, f.num_shards);
+  std::sort(found.begin(), found.end());
+  using Row = std::tuple<std::string, std::int32_t, std::int32_t>;
+  CHECK(found == std::vector<Row>{Row{"m.data-00000-of-00001", 0, 1},
+                                  Row{"m.data-00000-of-00002", 0, 2},
+                                  Row{"m.data-00001-of-00002", 1, 2}});
+  CHECK(io::detail::list_data_files(dir / "absent").empty());
+  CHECK(io::detail::shard_of_shards(3, 12) == "00003-of-00012");
+  CHECK(io::data_filename(dir / "m", 1, 2) == dir / "m.data-00001-of-00002");
 }

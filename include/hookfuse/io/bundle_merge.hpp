@@ -104,19 +104,9 @@ void merge_bundles(std::span<const std::filesystem::path> prefixes,
     std::filesystem::remove(p, ec);
   }
   // Data files an earlier bundle of this prefix had with another shard count.
-  const std::string stem = merged.filename().string() + ".data-";
-  const std::string of =
-      "-of-" + data_filename(merged, 0, num_shards).string().substr(merged.string().size() + 15);
   std::error_code ec;
-  std::vector<std::filesystem::path> stale;
-  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.size() == stem.size() + 14 && name.starts_with(stem) &&
-        detail::is_data_suffix(std::string_view(name).substr(stem.size() - 6)) &&
-        name.compare(stem.size() + 5, 9, of) != 0)
-      stale.push_back(it->path());
-  }
-  for (const auto& p : stale) std::filesystem::remove(p, ec);
+  for (const detail::DataFileOnDisk& f : detail::list_data_files(merged))
+    if (f.num_shards != num_shards) std::filesystem::remove(f.path, ec);
 }
 
 }  // namespace hookfuse::io

@@ -176,9 +176,7 @@ class BasicSaver {
       if (sharded_) {
         detail::save_sharded(abs, views, num_shards_);
       } else {
-        BundleWriter writer(abs);
-        for (const detail::VarView& v : views) detail::add_to_bundle(writer, v.name, v);
-        writer.finish();
+        detail::write_bundle(abs, views);
       }
     }
 

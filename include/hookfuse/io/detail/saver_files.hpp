@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -112,6 +112,17 @@ void remove_stale_files(const std::filesystem::path& dir, const std::string& bas
   }
 }
 
+/// Writes the bundle `prefix` of views[first], views[first + stride], ... (stride >= 1): the
+/// whole list for an unsharded save, one shard's share of it for a sharded one.
+template <class = void>
+void write_bundle(const std::filesystem::path& prefix, const std::vector<VarView>& views,
+                  std::size_t first = 0, std::size_t stride = 1) {
+  BundleWriter writer(prefix);
+  for (std::size_t i = first; i < views.size(); i += stride)
+    add_to_bundle(writer, views[i].name, views[i]);
+  writer.finish();
+}
+
 /// Writes `views` as the sharded bundle `abs` (absolute) of min(num_shards, views.size())
 /// shards (at least one), as TensorFlow 1.x's sharded Saver (saver.py,
 /// _AddShardedSaveOpsForV2): each shard is written as its own bundle
@@ -137,13 +148,9 @@ void save_sharded(const std::filesystem::path& abs, const std::vector<VarView>& 
   } guard{temp_dir};
   std::vector<std::filesystem::path> parts;
   for (std::size_t k = 0; k < n; ++k) {
-    char name[48];
-    std::snprintf(name, sizeof name, "part-%05d-of-%05d", static_cast<int>(k), static_cast<int>(n));
-    parts.push_back(temp_dir / name);
-    BundleWriter writer(parts.back());
-    for (std::size_t i = k; i < views.size(); i += n)
-      add_to_bundle(writer, views[i].name, views[i]);
-    writer.finish();
+    parts.push_back(temp_dir / ("part-" + shard_of_shards(static_cast<std::int32_t>(k),
+                                                          static_cast<std::int32_t>(n))));
+    write_bundle(parts.back(), views, k, n);
   }
   merge_bundles(std::span<const std::filesystem::path>(parts), abs);
 }
