@@ -10,6 +10,8 @@
 #include <hookfuse/hookfuse.hpp>
 #include <vector>
 
+#include "../cli_checks.hpp"
+
 namespace hf = hookfuse;
 
 class LossHistoryHook {
@@ -59,14 +61,8 @@ int main(int argc, char** argv) try {
   std::int64_t steps = 50;
   // Bounded: LossHistoryHook reserves room for every step's loss.
   app.add_option("--steps", steps, "training steps")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    std::fprintf(stderr, "custom_hook: %s\n", e.what());
-    return 2;
-  }
+      ->check(example_cli::integer_in(std::int64_t{1}, std::int64_t{1000000}));
+  if (const auto status = example_cli::parse(app, argc, argv, "custom_hook")) return *status;
 
   hf::Placeholder<"x", float, 1> x;
   hf::Placeholder<"y", float, 1> y;

@@ -51,6 +51,8 @@
 #include <hookfuse/hookfuse.hpp>
 #include <string>
 
+#include "../cli_checks.hpp"
+
 namespace hf = hookfuse;
 
 using X = hf::Placeholder<"x", float, 1>;  // [batch, 1]
@@ -67,27 +69,15 @@ int main(int argc, char** argv) try {
   double learning_rate = 0.01;
   std::uint64_t seed = 7;
   app.add_option("--dir", dir, "directory holding model/, logs/ and checkpoints/ (default: .)")
-      ->check([](const std::string& s) { return s.empty() ? "empty path" : ""; });
+      ->check(example_cli::non_empty_path());
   app.add_option("--num_steps", num_steps, "StopAtStepHook's num_steps (default 1000)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000000}));
+      ->check(example_cli::integer_in(std::int64_t{1}, std::int64_t{1000000000}));
   app.add_option("--learning_rate", learning_rate, "SGD learning rate (default 0.01)")
-      ->check([](const std::string& s) {
-        // CLI::Range lets NaN through (every comparison with NaN is false): refuse it here.
-        char* end = nullptr;
-        const double v = std::strtod(s.c_str(), &end);
-        return !s.empty() && *end == '\0' && std::isfinite(v) && v >= 1e-9 && v <= 10.0
-                   ? std::string()
-                   : s + " is not a finite number in [1e-09, 10]";
-      });
+      ->check(example_cli::finite_in(0.0, 10.0));
   app.add_option("--seed", seed, "seed of the training input's shuffle (default 7)")
-      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 62));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    std::fprintf(stderr, "estimator_linear_regression: %s\n", e.what());
-    return 2;
-  }
+      ->check(example_cli::integer_in(std::uint64_t{0}, std::uint64_t{1} << 62));
+  if (const auto status = example_cli::parse(app, argc, argv, "estimator_linear_regression"))
+    return *status;
 
   const std::filesystem::path root(dir);
   const std::string model_dir = (root / "model").string();

@@ -66,6 +66,8 @@
 #include <system_error>
 #include <vector>
 
+#include "../cli_checks.hpp"
+
 namespace hf = hookfuse;
 
 namespace {
@@ -162,15 +164,15 @@ int main(int argc, char** argv) try {
   app.add_option("--data_dir", data_dir,
                  "directory with the Fashion-MNIST IDX files (default: the program's own random "
                  "data, 1000 x 784)")
-      ->check([](const std::string& s) { return s.empty() ? std::string("empty path") : ""; });
+      ->check(example_cli::non_empty_path());
   app.add_option("--max_steps", max_steps, "StopAtStepHook's last_step, per run (default 10000)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{100000000}));
+      ->check(example_cli::integer_in(std::int64_t{1}, std::int64_t{100000000}));
   app.add_option("--batch_size", batch_size, "training batch size (default 100)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{60000}));
+      ->check(example_cli::integer_in(std::int64_t{1}, std::int64_t{60000}));
   app.add_option("--model_dir", model_dir,
                  "directory of both runs: <model_dir>/first and <model_dir>/warm, removed first "
                  "(default /tmp/estimator_mlp)")
-      ->check([](const std::string& s) { return s.empty() ? std::string("empty path") : ""; });
+      ->check(example_cli::non_empty_path());
   app.add_option("--kernel_init", kernel_init,
                  "both kernels' initializer: truncated_normal (stddev 1, as the TF program) or "
                  "glorot (glorot_uniform, TF's default)")
@@ -178,15 +180,8 @@ int main(int argc, char** argv) try {
   app.add_option("--warm_start_from", warm_start_from,
                  "directory whose latest checkpoint warm-starts the second run (default: the "
                  "first run's, <model_dir>/first)")
-      ->check([](const std::string& s) { return s.empty() ? std::string("empty path") : ""; });
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "estimator_mlp: %s\n", e.what());
-    return 2;
-  }
+      ->check(example_cli::non_empty_path());
+  if (const auto status = example_cli::parse(app, argc, argv, "estimator_mlp")) return *status;
 
   Data train, test;
   if (!data_dir.empty()) {

@@ -25,6 +25,8 @@
 #include <hookfuse/hookfuse.hpp>
 #include <string>
 
+#include "../cli_checks.hpp"
+
 namespace hf = hookfuse;
 
 using X = hf::Placeholder<"x", float, 1>;  // [batch, 1]
@@ -43,10 +45,11 @@ int main(int argc, char** argv) {
                  "checkpoints and event files (default: a new "
                  "directory under the system's temporary directory)");
   app.add_option("--steps", steps, "training steps per train() call")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+      ->check(example_cli::integer_in(std::int64_t{1}, std::int64_t{1} << 40));
   app.add_option("--learning_rate", learning_rate, "SGD learning rate")
-      ->check(CLI::Range(1e-9, 10.0));
-  CLI11_PARSE(app, argc, argv);
+      ->check(example_cli::finite_in(0.0, 10.0));
+  if (const auto status = example_cli::parse(app, argc, argv, "estimator_regression"))
+    return *status;
   if (model_dir.empty())
     model_dir = (std::filesystem::temp_directory_path() / "hookfuse_estimator_regression").string();
 

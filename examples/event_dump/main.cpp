@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "../cli_checks.hpp"
+
 namespace io = hookfuse::io;
 
 namespace {
@@ -79,13 +81,7 @@ int main(int argc, char** argv) try {
   bool csv = false;
   app.add_option("inputs", inputs, "event files or log directories")->required();
   app.add_flag("--csv", csv, "print the scalars only, as tag,step,wall_time,value");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    std::fprintf(stderr, "event_dump: %s\n", e.what());
-    return 2;
-  }
+  if (const auto status = example_cli::parse(app, argc, argv, "event_dump")) return *status;
 
   std::vector<std::filesystem::path> files;
   for (const std::filesystem::path in : inputs) {

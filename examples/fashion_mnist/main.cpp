@@ -59,57 +59,13 @@
 #include <type_traits>
 #include <utility>
 
+#include "../cli_checks.hpp"
+
 namespace hf = hookfuse;
 
 namespace {
-/// A CLI11 check of an integer flag: a decimal integer in [lo, hi]. Otherwise its message (CLI11
-/// prefixes the flag) is "<value> not in [lo, hi]", or "<value> is not an integer, expected one
-/// in [lo, hi]". The value is rewritten in plain decimal, so CLI11's own conversion (which reads
-/// "010" as octal and saturates on overflow) reads the number checked here.
-template <class T>
-CLI::Validator integer_in(T lo, T hi) {
-  const std::string bound = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-  return CLI::Validator(
-      [lo, hi, bound](std::string& s) -> std::string {
-        const char* first = s.data();
-        const char* last = s.data() + s.size();
-        if (first != last && *first == '+') ++first;
-        T v{};
-        const auto [end, ec] = std::from_chars(first, last, v);
-        const bool whole = end == last && first != last;
-        const bool negative_unsigned = std::is_unsigned_v<T> && s.size() > 1 && s[0] == '-' &&
-                                       s.find_first_not_of("0123456789", 1) == std::string::npos;
-        if ((whole && ec == std::errc::result_out_of_range) || negative_unsigned ||
-            (whole && ec == std::errc{} && (v < lo || v > hi))) {
-          return s + " not in " + bound;
-        }
-        if (!whole || ec != std::errc{}) {
-          return (s.empty() ? "\"\"" : s) + " is not an integer, expected one in " + bound;
-        }
-        s = std::to_string(v);
-        return std::string();
-      },
-      bound);
-}
-
-/// A CLI11 check of a floating-point flag: a finite number in (lo, hi]. Otherwise its message
-/// is "<value> is not a finite number, expected one in (lo, hi]" (NaN, inf, -inf, 1e999, text)
-/// or "<value> not in (lo, hi]".
-CLI::Validator finite_in(double lo, double hi) {
-  const std::string bound =
-      "(" + CLI::detail::to_string(lo) + ", " + CLI::detail::to_string(hi) + "]";
-  return CLI::Validator(
-      [lo, hi, bound](std::string& s) -> std::string {
-        char* end = nullptr;
-        const double v = s.empty() ? 0.0 : std::strtod(s.c_str(), &end);
-        if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v)) {
-          return (s.empty() ? "\"\"" : s) + " is not a finite number, expected one in " + bound;
-        }
-        if (!(v > lo && v <= hi)) return s + " not in " + bound;
-        return std::string();
-      },
-      bound);
-}
+using example_cli::finite_in;
+using example_cli::integer_in;
 
 /// The schedule of --lr_schedule, one type for all kinds (one session type per optimizer).
 struct ExampleSchedule {
@@ -197,13 +153,7 @@ int main(int argc, char** argv) try {
   app.add_flag("--progress", progress,
                "draw a progress bar (loss, accuracy, steps/sec, ETA) on stderr instead of the "
                "loss/accuracy and step-rate log lines");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    std::fprintf(stderr, "fashion_mnist: %s\n", e.what());
-    return 2;
-  }
+  if (const auto status = example_cli::parse(app, argc, argv, "fashion_mnist")) return *status;
   if (!model_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(model_dir, ec);

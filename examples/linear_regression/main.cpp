@@ -16,6 +16,8 @@
 #include <hookfuse/hookfuse.hpp>
 #include <string>
 
+#include "../cli_checks.hpp"
+
 namespace hf = hookfuse;
 
 // The four (x, y) pairs in order, one per batch, repeated forever (numpy_input_fn with
@@ -44,23 +46,10 @@ int main(int argc, char** argv) try {
   std::int64_t steps = 1000;
   double learning_rate = 0.01;
   app.add_option("--steps", steps, "training steps")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000000}));
+      ->check(example_cli::integer_in(std::int64_t{1}, std::int64_t{1000000000}));
   app.add_option("--learning_rate", learning_rate, "SGD learning rate")
-      ->check([](const std::string& s) {
-        // CLI::Range lets NaN through (every comparison with NaN is false): refuse it here.
-        char* end = nullptr;
-        const double v = std::strtod(s.c_str(), &end);
-        return !s.empty() && *end == '\0' && std::isfinite(v) && v >= 1e-9 && v <= 10.0
-                   ? std::string()
-                   : s + " is not a finite number in [1e-09, 10]";
-      });
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    std::fprintf(stderr, "linear_regression: %s\n", e.what());
-    return 2;
-  }
+      ->check(example_cli::finite_in(0.0, 10.0));
+  if (const auto status = example_cli::parse(app, argc, argv, "linear_regression")) return *status;
 
   hf::Placeholder<"x", float, 1> x;  // [batch, 1]
   hf::Placeholder<"y", float, 1> y;  // [batch, 1]

@@ -55,6 +55,8 @@
 #include <string>
 #include <vector>
 
+#include "../cli_checks.hpp"
+
 namespace hf = hookfuse;
 
 class LossRecorderHook {
@@ -113,30 +115,18 @@ int main(int argc, char** argv) try {
   double learning_rate = 0.01;
   bool fetch_loss = false;
   app.add_option("--dir", dir, "directory holding checkpoints/ (default: .)")
-      ->check([](const std::string& s) { return s.empty() ? "empty path" : ""; });
+      ->check(example_cli::non_empty_path());
   app.add_option("--runs", runs, "caller's sess.run calls (default 100)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000000}));
+      ->check(example_cli::integer_in(std::int64_t{1}, std::int64_t{1000000000}));
   app.add_option("--print_every", print_every, "the hook prints every N-th loss (default 10)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000000}));
+      ->check(example_cli::integer_in(std::int64_t{1}, std::int64_t{1000000000}));
   app.add_option("--learning_rate", learning_rate, "SGD learning rate (default 0.01)")
-      ->check([](const std::string& s) {
-        // CLI::Range lets NaN through (every comparison with NaN is false): refuse it here.
-        char* end = nullptr;
-        const double v = std::strtod(s.c_str(), &end);
-        return !s.empty() && *end == '\0' && std::isfinite(v) && v >= 1e-9 && v <= 10.0
-                   ? std::string()
-                   : s + " is not a finite number in [1e-09, 10]";
-      });
+      ->check(example_cli::finite_in(0.0, 10.0));
   app.add_flag("--fetch_loss", fetch_loss,
                "the caller runs sess.run([train_op, loss], feed_dict) instead of "
                "sess.run(train_op, feed_dict)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    std::fprintf(stderr, "monitored_session_hook: %s\n", e.what());
-    return 2;
-  }
+  if (const auto status = example_cli::parse(app, argc, argv, "monitored_session_hook"))
+    return *status;
 
   const std::string checkpoint_dir = (std::filesystem::path(dir) / "checkpoints").string();
   std::filesystem::create_directories(checkpoint_dir);  // TF: os.makedirs; Saver.save needs it
