@@ -87,7 +87,7 @@ endif()
 # The Estimator example twice into one model_dir (removed first): evaluations at steps 100 and
 # 200, then 300 and 400 (a restart continues from the checkpoint); model_dir/eval holds one event
 # file, read back by scripts/plot_scalars.py --dump (tests/scripts/estimator_eval_events.sh).
-if(HOOKFUSE_BUILD_TESTS)
+if(HOOKFUSE_BUILD_TESTS AND TARGET estimator_regression)  # not in the sanitizer build
   find_program(HOOKFUSE_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
   find_program(HOOKFUSE_PYTHON3 NAMES python3)
   if(NOT HOOKFUSE_PYTHON3)
@@ -105,7 +105,7 @@ endif()
 # logs/, the five newest of the checkpoints saved every 100 steps in checkpoints/, all read back
 # by hookfuse's readers (examples/estimator_linear_regression/outputs_test.sh;
 # tests/io/checkpoint_dump.cpp prints what io::get_checkpoint_state and io::CheckpointReader read).
-if(HOOKFUSE_BUILD_TESTS)
+if(HOOKFUSE_BUILD_TESTS AND TARGET estimator_linear_regression)  # not in the sanitizer build
   if(NOT TARGET checkpoint_dump)
     add_executable(checkpoint_dump "${PROJECT_SOURCE_DIR}/tests/io/checkpoint_dump.cpp")
     target_link_libraries(checkpoint_dump PRIVATE hookfuse::hookfuse hookfuse_warnings)
@@ -122,7 +122,7 @@ endif()
 # none rising, the last as computed by hand), the checkpoint its end() saves (read back at step
 # 100) and the caller's fetches it saw in before_run, plain and with --fetch_loss
 # (examples/monitored_session_hook/outputs_test.sh).
-if(HOOKFUSE_BUILD_TESTS)
+if(HOOKFUSE_BUILD_TESTS AND TARGET monitored_session_hook)  # not in the sanitizer build
   add_test(NAME example.monitored_session_hook
     COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/monitored_session_hook/outputs_test.sh"
       "$<TARGET_FILE:monitored_session_hook>" "$<TARGET_FILE:checkpoint_dump>"
