@@ -88,13 +88,14 @@ void garbage_collect_exports(const std::filesystem::path& base, std::optional<in
 }
 
 /// The EvalResult an export recorded in its eval_result.json; nullopt when it has none or it
-/// cannot be parsed (a warning is logged).
-template <class Lg>
+/// cannot be parsed (a warning is logged). `Json` is a template parameter so that only the
+/// translation units that export instantiate nlohmann-json's parser.
+template <class Lg, class Json = nlohmann::json>
 std::optional<EvalResult> read_export_result(const std::filesystem::path& dir, Lg& logger) {
   const std::filesystem::path file = dir / "eval_result.json";
   std::ifstream in(file);
   if (!in) return std::nullopt;
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  const Json j = Json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object() || !j.contains("global_step") ||
       !j["global_step"].is_number_integer() || !j.contains("metrics") ||
       !j["metrics"].is_object()) {
@@ -102,7 +103,7 @@ std::optional<EvalResult> read_export_result(const std::filesystem::path& dir, L
     return std::nullopt;
   }
   EvalResult r;
-  r.global_step = j["global_step"].get<std::int64_t>();
+  r.global_step = j["global_step"].template get<std::int64_t>();
   for (const auto& [k, v] : j["metrics"].items())
     if (v.is_number()) r.metrics[k] = v.template get<float>();
   return r;
@@ -125,8 +126,9 @@ void export_tensor(const io::CheckpointReader& reader, const io::BundleEntry& e,
 /// Writes the export of `checkpoint_path` chosen by `r` to <export_path>/<r.global_step>/ (see
 /// the file comment) and returns that path. A directory already there for the step is
 /// replaced. Errors: the checkpoint reader's (NotFoundError, DataLossError), io::IoError naming
-/// the path for a file that cannot be written.
-inline std::string write_export(const std::filesystem::path& export_path,
+/// the path for a file that cannot be written. A template for the reason read_export_result is.
+template <class Json = nlohmann::json>
+std::string write_export(const std::filesystem::path& export_path,
                                 const std::string& checkpoint_path, const EvalResult& r) {
   const std::string step = std::to_string(r.global_step);
   const std::filesystem::path final_dir = export_path / step;
@@ -162,10 +164,10 @@ inline std::string write_export(const std::filesystem::path& export_path,
   }
   bundle.finish();
   io::safetensors::save_file(temp_dir / "model.safetensors", refs);
-  nlohmann::json j;
+  Json j;
   j["checkpoint_path"] = checkpoint_path;
   j["global_step"] = r.global_step;
-  j["metrics"] = nlohmann::json::object();
+  j["metrics"] = Json::object();
   for (const auto& [k, v] : r.metrics) j["metrics"][k] = v;
   {
     std::ofstream out(temp_dir / "eval_result.json", std::ios::trunc);

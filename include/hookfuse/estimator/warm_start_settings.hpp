@@ -103,10 +103,12 @@ struct WarmStartSettings {
 
   /// Of `names` (the model's trainable variables, in order), those vars_to_warm_start selects
   /// (TF's _get_grouped_variables keys). ValueError naming the pattern when one is not a valid
-  /// regular expression (ECMAScript syntax, std::regex).
+  /// regular expression (ECMAScript syntax, std::regex). `Regex` is a template parameter so
+  /// that only the translation units that warm start instantiate std::regex.
+  template <class Regex = std::regex>
   std::vector<std::string> selected(const std::vector<std::string>& names) const {
     if (vars_to_warm_start.is_none()) return names;  // get_collection(scope=None): all
-    std::vector<std::regex> res;
+    std::vector<Regex> res;
     for (const auto& p : vars_to_warm_start.patterns()) {
       try {
         res.emplace_back(p);
@@ -132,8 +134,9 @@ struct WarmStartSettings {
   /// its init_from_checkpoint: ValueError "You provided the following variables in
   /// var_name_to_prev_var_name that were not used: {'x'}.  Perhaps you misspelled them?  Here
   /// is the list of viable variable names: [...]" for an entry naming no selected variable.
+  template <class Regex = std::regex>
   io::AssignmentMap assignment_map(const std::vector<std::string>& names) const {
-    const std::vector<std::string> sel = selected(names);
+    const std::vector<std::string> sel = selected<Regex>(names);
     std::set<std::string> used;
     io::AssignmentMap map;
     for (const auto& n : sel) {

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -63,6 +64,9 @@ class SafetensorsFile {
   /// missing fields, negative or fractional numbers); an unknown dtype; offsets with
   /// begin > end; a byte count that is not product(shape) * dtype size (overflow checked);
   /// tensors that overlap, leave a gap, do not start at 0, or do not end at the end of the file.
+  /// (`Json` is a template parameter so that only the translation units that open a file
+  /// instantiate nlohmann-json's parser.)
+  template <class Json = nlohmann::json>
   [[nodiscard]] static SafetensorsFile open(const std::filesystem::path& path);
 
   SafetensorsFile(SafetensorsFile&& other) noexcept
@@ -212,7 +216,8 @@ class SafetensorsFile {
   std::map<std::string, std::size_t, std::less<>> index_;  // name -> position in tensors_
 };
 
-inline SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
+template <class Json>
+SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
   SafetensorsFile f;
   f.path_ = path;
   int err = 0;
@@ -244,7 +249,7 @@ inline SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) 
     f.corrupt("truncated while reading the header");
   detail::RawHeader raw;
   std::string error;
-  if (!detail::parse_header(header, raw, error)) f.corrupt("header: " + error);
+  if (!detail::parse_header<Json>(header, raw, error)) f.corrupt("header: " + error);
   f.data_start_ = 8 + n;
   f.validate(raw, file_size);
   return f;

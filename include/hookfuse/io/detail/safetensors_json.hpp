@@ -233,14 +233,15 @@ class HeaderSax {
 };
 
 /// Parses `text` (the header bytes after the length); on failure returns false with `error`.
-inline bool parse_header(std::string_view text, RawHeader& out, std::string& error) {
+template <class Json = nlohmann::json>
+bool parse_header(std::string_view text, RawHeader& out, std::string& error) {
   // nlohmann's lexer takes a NUL byte for the end of the input; JSON text never holds one raw.
   if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
     error = "invalid JSON: a NUL byte at header offset " + std::to_string(nul);
     return false;
   }
   HeaderSax sax(out);
-  const bool ok = nlohmann::json::sax_parse(text.begin(), text.end(), &sax);
+  const bool ok = Json::sax_parse(text.begin(), text.end(), &sax);
   if (!ok) error = sax.error.empty() ? "invalid JSON header" : sax.error;
   return ok;
 }
