@@ -10,7 +10,7 @@
 //   - save: once a save of a step 1-3 beyond the last checkpoint has started (the shared page of
 //     campaign_phase.hpp says so; polled without sleeping), after 0 to 1.2 times the child's
 //     last save duration;
-//   - event: once an event write of such a step has started, at once (two thirds) or after
+//   - event: once an event write of such a step has started, at once (three times in four) or after
 //     1-20 us;
 //   - any: once the state file names a step 1-3 beyond the last checkpoint, after 0-10 ms.
 // After each kill it records where the kill landed (the child's phase; for a save, a state-file
