@@ -52,10 +52,10 @@ class PhaseSaver : public hf::io::Saver {
     g_phase->set(hookfuse_test::Phase::save, global_step);
     const auto t0 = std::chrono::steady_clock::now();
     std::string prefix = hf::io::Saver::save(vars, save_path, global_step);
-    g_phase->save_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               std::chrono::steady_clock::now() - t0)
-                               .count(),
-                           std::memory_order_relaxed);
+    g_phase->save_ns.store(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+            .count(),
+        std::memory_order_relaxed);
     g_phase->set(before == hookfuse_test::Phase::startup ? before : hookfuse_test::Phase::train,
                  global_step);
     return prefix;
@@ -107,8 +107,8 @@ int main(int argc, char** argv) {
   const std::int64_t last_step = std::atoll(argv[3]);
   try {
     hookfuse_test::KillModel model;
-    hf::io::SummaryWriter writer(argv[1], hf::io::SummaryWriterOptions{.max_queue = 1000,
-                                                                       .flush_secs = 1e9});
+    hf::io::SummaryWriter writer(
+        argv[1], hf::io::SummaryWriterOptions{.max_queue = 1000, .flush_secs = 1e9});
     std::optional<std::int64_t> final_step;
     {
       hf::MonitoredTrainingSession session(

@@ -10,8 +10,8 @@
 //   - save: once a save of a step 1-3 beyond the last checkpoint has started (the shared page of
 //     campaign_phase.hpp says so; polled without sleeping), after 0 to 1.2 times the child's
 //     last save duration;
-//   - event: once an event write of such a step has started, at once (three times in four) or after
-//     1-20 us;
+//   - event: once an event write of such a step has started, at once (three times in four) or
+//     after 1-20 us;
 //   - any: once the state file names a step 1-3 beyond the last checkpoint, after 0-10 ms.
 // After each kill it records where the kill landed (the child's phase; for a save, a state-file
 // temporary left means the state-file write, a bundle temporary the bundle write) and checks:
@@ -74,7 +74,8 @@ std::int64_t state_step(const fs::path& dir) {
 std::string read_all(int fd) {
   std::string out;
   char buf[256];
-  for (ssize_t k; (k = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(k));
+  for (ssize_t k; (k = ::read(fd, buf, sizeof buf)) > 0;)
+    out.append(buf, static_cast<std::size_t>(k));
   return out;
 }
 
@@ -93,8 +94,8 @@ Temporaries temporaries(const fs::path& dir) {
       ++t.state;
     } else if (name.find(".tempstate") != std::string::npos || name.ends_with("_temp")) {
       ++t.bundle;
-    } else if (const auto d = name.rfind(".data-"); d != std::string::npos &&
-                                                    !fs::exists(dir / (name.substr(0, d) + ".index"))) {
+    } else if (const auto d = name.rfind(".data-");
+               d != std::string::npos && !fs::exists(dir / (name.substr(0, d) + ".index"))) {
       ++t.orphan;
     }
   }
@@ -228,10 +229,14 @@ Child start_child(const std::string& child, const fs::path& dir, const char* pha
 enum class Mode { startup, save, event, any };
 const char* mode_name(Mode m) {
   switch (m) {
-    case Mode::startup: return "start-up";
-    case Mode::save: return "save";
-    case Mode::event: return "event";
-    case Mode::any: return "any";
+    case Mode::startup:
+      return "start-up";
+    case Mode::save:
+      return "save";
+    case Mode::event:
+      return "event";
+    case Mode::any:
+      return "any";
   }
   return "?";
 }
@@ -251,7 +256,8 @@ int run_main(const std::string& child, const fs::path& dir, const char* phase_fi
   };
   hookfuse_test::ReferenceTraining reference;
   std::map<std::string, int> landed, by_mode, failures;
-  int temporaries_left = 0, resumes_checked = 0, truncated_event_files = 0, kills_cutting_events = 0;
+  int temporaries_left = 0, resumes_checked = 0, truncated_event_files = 0,
+      kills_cutting_events = 0;
   std::int64_t last_step = -1, first_step = -1;
   auto fail = [&](int i, const std::string& kind, const std::string& why) {
     std::printf("kill %d: FAILED %s: %s\n", i, kind.c_str(), why.c_str());
@@ -273,7 +279,10 @@ int run_main(const std::string& child, const fs::path& dir, const char* phase_fi
   for (int i = 0; i < n; ++i) {
     page->set(Phase::none, -1);
     const auto r = uniform(0, 99);
-    const Mode mode = r < 15 ? Mode::startup : r < 55 ? Mode::save : r < 70 ? Mode::event : Mode::any;
+    const Mode mode = r < 15   ? Mode::startup
+                      : r < 55 ? Mode::save
+                      : r < 70 ? Mode::event
+                               : Mode::any;
     ++by_mode[mode_name(mode)];
     const Child c = start_child(child, dir, phase_file, "0");
     const std::int64_t target = last_step + uniform(1, 3);
@@ -302,8 +311,7 @@ int run_main(const std::string& child, const fs::path& dir, const char* phase_fi
         delay_us = uniform(0, 10000);
         break;
       case Mode::save:
-        wait_until([&] { return page->get() == Phase::save && page->step.load() >= target; },
-                   true);
+        wait_until([&] { return page->get() == Phase::save && page->step.load() >= target; }, true);
         delay_us = uniform(0, page->save_ns.load() * 12 / 10000);
         break;
       case Mode::event:
@@ -350,8 +358,9 @@ int run_main(const std::string& child, const fs::path& dir, const char* phase_fi
       continue;
     }
     if (cr.step < last_step)
-      fail(i, "checkpoint", "latest step went back from " + std::to_string(last_step) + " to " +
-                                std::to_string(cr.step));
+      fail(i, "checkpoint",
+           "latest step went back from " + std::to_string(last_step) + " to " +
+               std::to_string(cr.step));
     if (first_step < 0) first_step = cr.step;
     last_step = cr.step;
   }
@@ -370,10 +379,12 @@ int run_main(const std::string& child, const fs::path& dir, const char* phase_fi
       fail(n, "clean run", "exit status " + std::to_string(status));
     } else {
       const auto cr = check_checkpoints(dir, reference);
-      if (!cr.ok) fail(n, "checkpoint", cr.message);
+      if (!cr.ok)
+        fail(n, "checkpoint", cr.message);
       else if (cr.step != clean_to)
-        fail(n, "clean run", "latest checkpoint " + std::to_string(cr.step) + ", expected " +
-                                 std::to_string(clean_to));
+        fail(n, "clean run",
+             "latest checkpoint " + std::to_string(cr.step) + ", expected " +
+                 std::to_string(clean_to));
       const auto ev = check_events(dir);
       if (!ev.ok) fail(n, "events", ev.message);
       const Temporaries t = temporaries(dir);
@@ -391,10 +402,11 @@ int run_main(const std::string& child, const fs::path& dir, const char* phase_fi
   for (const auto& [k, v] : by_mode) std::printf(" %s %d;", k.c_str(), v);
   std::printf("\n  landed:");
   for (const auto& [k, v] : landed) std::printf(" %s %d;", k.c_str(), v);
-  std::printf("\n  kills that left temporaries %d; restarts that reported their resume step %d "
-              "(each the latest checkpoint's, none with a temporary left); kills that cut an "
-              "event file mid-record %d\n",
-              temporaries_left, resumes_checked, kills_cutting_events);
+  std::printf(
+      "\n  kills that left temporaries %d; restarts that reported their resume step %d "
+      "(each the latest checkpoint's, none with a temporary left); kills that cut an "
+      "event file mid-record %d\n",
+      temporaries_left, resumes_checked, kills_cutting_events);
   std::printf("  latest checkpoint went from step %lld to %lld, then the clean run to %lld\n",
               static_cast<long long>(first_step), static_cast<long long>(clean_to - 3),
               static_cast<long long>(clean_to));

@@ -25,22 +25,28 @@ enum class Phase : int {
 
 inline const char* phase_name(Phase p) {
   switch (p) {
-    case Phase::none: return "exec, before main()";
-    case Phase::startup: return "start-up/restore";
-    case Phase::train: return "training step (between saves)";
-    case Phase::save: return "save";
-    case Phase::event: return "event-file write";
-    case Phase::done: return "clean exit";
+    case Phase::none:
+      return "exec, before main()";
+    case Phase::startup:
+      return "start-up/restore";
+    case Phase::train:
+      return "training step (between saves)";
+    case Phase::save:
+      return "save";
+    case Phase::event:
+      return "event-file write";
+    case Phase::done:
+      return "clean exit";
   }
   return "?";
 }
 
 struct SharedPhase {
   std::atomic<int> phase{0};
-  std::atomic<std::int64_t> step{-1};       // the global step of the save or event under way
-  std::atomic<std::int64_t> saves{0};       // saves started by this child
-  std::atomic<std::int64_t> save_ns{0};     // duration of the child's last complete save
-  std::atomic<std::int64_t> events{0};      // event writes started by this child
+  std::atomic<std::int64_t> step{-1};    // the global step of the save or event under way
+  std::atomic<std::int64_t> saves{0};    // saves started by this child
+  std::atomic<std::int64_t> save_ns{0};  // duration of the child's last complete save
+  std::atomic<std::int64_t> events{0};   // event writes started by this child
 
   void set(Phase p, std::int64_t s) {
     step.store(s, std::memory_order_relaxed);
@@ -49,7 +55,8 @@ struct SharedPhase {
   Phase get() const { return static_cast<Phase>(phase.load(std::memory_order_acquire)); }
 };
 
-static_assert(std::atomic<int>::is_always_lock_free && std::atomic<std::int64_t>::is_always_lock_free);
+static_assert(std::atomic<int>::is_always_lock_free &&
+              std::atomic<std::int64_t>::is_always_lock_free);
 
 /// Maps the shared page of `path` (created and sized if needed); nullptr on failure.
 inline SharedPhase* map_phase(const char* path) {

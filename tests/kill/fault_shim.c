@@ -95,7 +95,9 @@ static int hit(int kind, const char* path) {
   if (kind != fault_kind || n != fault_index) return 0;
   char line[4600];
   snprintf(line, sizeof line, "injected %s %ld %s %s\n", kind_names[kind], n,
-           fault_errno == EIO ? "EIO" : fault_errno == ENOSPC ? "ENOSPC" : strerror(fault_errno),
+           fault_errno == EIO      ? "EIO"
+           : fault_errno == ENOSPC ? "ENOSPC"
+                                   : strerror(fault_errno),
            path != NULL ? path : "?");
   report(line);
   errno = fault_errno;
@@ -127,8 +129,8 @@ static int fd_hit(int kind, int fd, int dirs) {
 static int opens_for_write(int flags) { return (flags & (O_WRONLY | O_RDWR | O_CREAT)) != 0; }
 
 static int mode_writes(const char* mode) {
-  return mode != NULL && (strchr(mode, 'w') != NULL || strchr(mode, 'a') != NULL ||
-                          strchr(mode, '+') != NULL);
+  return mode != NULL &&
+         (strchr(mode, 'w') != NULL || strchr(mode, 'a') != NULL || strchr(mode, '+') != NULL);
 }
 
 ssize_t write(int fd, const void* buf, size_t n) {
