@@ -457,3 +457,16 @@ TEST_CASE("tensor files round-trip through the chunked reads and writes") {
   const auto f = io::safetensors::SafetensorsFile::open(st_file);
   CHECK(f.get_tensor<float>("v") == v);
 }
+
+TEST_CASE("a failed directory fsync names the file whose rename it makes durable") {
+  ScratchDir dir;
+  const fs::path missing = dir / "gone";
+  const fs::path file = missing / "model.ckpt-1.index";
+  // The open of the directory fails here (ENOENT); a failed fsync(2) itself takes the same
+  // message path (scripts/fault-injection.sh injects it, io.fault_injection).
+  CHECK(error_of<io::IoError>([&] { io::detail::fsync_directory(missing, file); }) ==
+        file.string() + ": cannot open its directory " + missing.string() +
+            " to fsync it: No such file or directory");
+  CHECK(error_of<io::IoError>([&] { io::detail::fsync_directory(missing); }) ==
+        missing.string() + ": cannot open directory to fsync it: No such file or directory");
+}

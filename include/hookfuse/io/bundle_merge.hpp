@@ -82,7 +82,7 @@ void merge_bundles(std::span<const std::filesystem::path> prefixes,
 
   const std::filesystem::path dir = detail::parent_dir(merged);
   if (::unlink(index.final_path().c_str()) == 0) {
-    detail::fsync_directory(dir);
+    detail::fsync_directory(dir, index.final_path());
   } else if (errno != ENOENT) {
     detail::fail_io(index.final_path(), "cannot replace the existing index", errno);
   }
@@ -94,11 +94,11 @@ void merge_bundles(std::span<const std::filesystem::path> prefixes,
       detail::fail_io(to, "cannot rename " + from.string() + " to it", errno);
     source_dirs.insert(detail::parent_dir(from));
   }
-  detail::fsync_directory(dir);
+  detail::fsync_directory(dir, data_filename(merged, num_shards - 1, num_shards));
   for (const auto& d : source_dirs)
-    if (d != dir) detail::fsync_directory(d);
+    if (d != dir) detail::fsync_directory(d, data_filename(merged, num_shards - 1, num_shards));
   index.commit();
-  detail::fsync_directory(dir);
+  detail::fsync_directory(dir, index.final_path());
   for (const auto& p : indexes) {
     std::error_code ec;
     std::filesystem::remove(p, ec);

@@ -138,7 +138,7 @@ class BasicBundleWriter {
     // An index left by an earlier bundle of this prefix goes first, so that at no instant
     // does an index name a data file other than its own.
     if (::unlink(index.final_path().c_str()) == 0) {
-      detail::fsync_directory(dir);
+      detail::fsync_directory(dir, index.final_path());
     } else if (errno != ENOENT) {
       detail::fail_io(index.final_path(), "cannot replace the existing index", errno);
     }
@@ -152,10 +152,10 @@ class BasicBundleWriter {
     } data_guard{data_->final_path()};
     data_->commit();
     data_guard.armed = true;
-    detail::fsync_directory(dir);
+    detail::fsync_directory(dir, data_->final_path());
     index.commit();
     data_guard.done = true;
-    detail::fsync_directory(dir);
+    detail::fsync_directory(dir, index.final_path());
     state_ = State::finished;
   }
 

@@ -217,13 +217,23 @@ template <class = void>
   return dir.empty() ? std::filesystem::path(".") : dir;
 }
 
-/// fsync of a directory, so that renames and unlinks in it are on disk. IoError naming it.
+/// fsync of a directory, so that renames and unlinks in it are on disk. IoError naming the
+/// directory and, when given, `for_file`, the file whose rename or removal it makes durable
+/// ("<for_file>: fsync of its directory <dir> failed: <reason>").
 template <class = void>
-void fsync_directory(const std::filesystem::path& dir) {
+void fsync_directory(const std::filesystem::path& dir, const std::filesystem::path& for_file = {}) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) fail_io(dir, "cannot open directory to fsync it", errno);
+  if (fd < 0) {
+    const int err = errno;
+    if (for_file.empty()) fail_io(dir, "cannot open directory to fsync it", err);
+    fail_io(for_file, "cannot open its directory " + dir.string() + " to fsync it", err);
+  }
   Fd owned(fd);
-  if (::fsync(fd) != 0) fail_io(dir, "fsync of the directory failed", errno);
+  if (::fsync(fd) != 0) {
+    const int err = errno;
+    if (for_file.empty()) fail_io(dir, "fsync of the directory failed", err);
+    fail_io(for_file, "fsync of its directory " + dir.string() + " failed", err);
+  }
 }
 
 /// A file written under a temporary name beside its final one ("<final>.tempstate<16 hex>", as
