@@ -135,7 +135,7 @@ class NumpyInputFn {
   const X* features_data() const { return features_.data(); }
   const Y* labels_data() const { return labels_.data(); }
 
-  /// The session's view (session/feeds.hpp): tensor 0 the features, tensor 1 the targets.
+  /// The session's view (autodiff/feeds.hpp): tensor 0 the features, tensor 1 the targets.
   std::int64_t num_tensors() const { return has_labels() ? 2 : 1; }
   template <std::size_t K>
   auto tensor() const {

@@ -22,11 +22,11 @@
 #include "hookfuse/detail/check.hpp"
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/fixed_string.hpp"
+#include "hookfuse/hooks/checkpoint_variables.hpp"
 #include "hookfuse/hooks/monitor_mode.hpp"
 #include "hookfuse/hooks/resumable_state.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
 #include "hookfuse/logging.hpp"
-#include "hookfuse/session/checkpoint_variables.hpp"
 
 namespace hookfuse {
 

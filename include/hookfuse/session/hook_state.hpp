@@ -23,9 +23,9 @@
 #include <utility>
 
 #include "hookfuse/fixed_string.hpp"
+#include "hookfuse/hooks/checkpoint_variables.hpp"
 #include "hookfuse/hooks/concepts.hpp"
 #include "hookfuse/hooks/resumable_state.hpp"
-#include "hookfuse/session/checkpoint_variables.hpp"
 
 namespace hookfuse {
 namespace detail {
