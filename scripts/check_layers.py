@@ -278,7 +278,7 @@ def main(argv):
                 problems.append(f"{where} ({dst}): {broken}")
     for u in sorted(unlisted):
         kind = "folder" if u.endswith("/") else "header"
-        problems.append(f"{shown(u)}: this {kind} is not listed in {readme}'s '## Layers' block")
+        problems.append(f"{shown(u)}: this {kind} is not listed in {os.path.basename(readme)}'s '## Layers' block")
     for cycle in find_cycles(headers):
         steps = " -> ".join(f"{shown(f)}:{line}" for f, line in cycle)
         problems.append(f"include cycle: {steps} -> {shown(cycle[0][0])}")
