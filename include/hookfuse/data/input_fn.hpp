@@ -3,7 +3,7 @@
 //
 // NumpyInputFn<X, Y>: one feature array x ([num_examples, num_features] of X: float, double,
 // int32 or int64; or uint8 pixels scaled into X) and optional targets y ([num_examples] of Y).
-// NumpyColumnsInputFn (data/numpy_columns.hpp, included below): x as a dict of named arrays.
+// NumpyColumnsInputFn (data/numpy_columns.hpp, included here): x as a dict of named arrays.
 // Epochs, batches and the shuffle are those of data/batch_order.hpp. End of input
 // (TensorFlow's OutOfRangeError) is `next()` returning false. docs/inputs.md has the details.
 #pragma once
@@ -20,25 +20,12 @@
 
 #include "hookfuse/config.hpp"
 #include "hookfuse/data/batch_order.hpp"
+#include "hookfuse/data/batch_tensor.hpp"
 #include "hookfuse/data/dataset.hpp"
 #include "hookfuse/data/errors.hpp"
+#include "hookfuse/data/numpy_columns.hpp"
 
 namespace hookfuse::data {
-
-/// One tensor of the current batch as an input hands it to the session's feeds: `cols` values
-/// per row, rows() rows, row-major.
-template <class T>
-struct BatchTensor {
-  const T* data;
-  std::int64_t cols;
-};
-
-namespace detail {
-template <class T>
-inline constexpr bool numpy_dtype = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                                    std::is_same_v<T, std::int32_t> ||
-                                    std::is_same_v<T, std::int64_t>;
-}  // namespace detail
 
 /// Yields minibatches of (features, targets) from in-memory arrays, copying only the rows of the
 /// current batch into preallocated buffers.
@@ -148,7 +135,7 @@ class NumpyInputFn {
   const X* features_data() const { return features_.data(); }
   const Y* labels_data() const { return labels_.data(); }
 
-  /// The session's view (session/feeds.hpp): tensor 0 the features, tensor 1 the targets.
+  /// The session's view (autodiff/feeds.hpp): tensor 0 the features, tensor 1 the targets.
   std::int64_t num_tensors() const { return has_labels() ? 2 : 1; }
   template <std::size_t K>
   auto tensor() const {
@@ -220,5 +207,3 @@ class NumpyInputFn {
 };
 
 }  // namespace hookfuse::data
-
-#include "hookfuse/data/numpy_columns.hpp"

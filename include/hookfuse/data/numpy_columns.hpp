@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "hookfuse/data/batch_order.hpp"
+#include "hookfuse/data/batch_tensor.hpp"
 #include "hookfuse/data/errors.hpp"
-#include "hookfuse/data/input_fn.hpp"
 #include "hookfuse/fixed_string.hpp"
 
 namespace hookfuse::data {

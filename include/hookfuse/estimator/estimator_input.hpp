@@ -14,9 +14,9 @@
 #include <utility>
 
 #include "hookfuse/autodiff/expr.hpp"
+#include "hookfuse/autodiff/feeds.hpp"
 #include "hookfuse/data/input_fn.hpp"
 #include "hookfuse/estimator/estimator_spec.hpp"
-#include "hookfuse/session/feeds.hpp"
 
 namespace hookfuse {
 

@@ -34,11 +34,11 @@
 #include "hookfuse/detail/call_all.hpp"
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/detail/type_name.hpp"
+#include "hookfuse/hooks/checkpoint_saver.hpp"
 #include "hookfuse/hooks/concepts.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
 #include "hookfuse/hooks/timer.hpp"
 #include "hookfuse/logging.hpp"
-#include "hookfuse/session/checkpoint_saver.hpp"
 
 namespace hookfuse {
 namespace detail {
@@ -107,7 +107,7 @@ constexpr auto listeners(Ls&&... ls) {
 /// Saves checkpoints every `save_steps` global steps or every `save_secs` seconds, like
 /// tf.compat.v1.train.CheckpointSaverHook(checkpoint_dir, save_secs, save_steps, saver,
 /// checkpoint_basename, listeners=...); the cadence is in the file comment. Each save writes
-/// through `saver` (a CheckpointSaver, see hookfuse/session/checkpoint_saver.hpp; a
+/// through `saver` (a CheckpointSaver, see hookfuse/hooks/checkpoint_saver.hpp; a
 /// std::reference_wrapper to one keeps it with the caller) to the prefix
 /// "<checkpoint_dir>/<checkpoint_basename>" and logs, at INFO, TensorFlow's line
 /// "Saving checkpoints for 100 into D/model.ckpt.".
@@ -131,7 +131,7 @@ class CheckpointSaverHook {
   static_assert(CheckpointSaver<saver_type>,
                 "hookfuse: CheckpointSaverHook: the saver must satisfy hookfuse::CheckpointSaver "
                 "(save(vars, save_path, global_step) and restore_latest(vars, checkpoint_dir), "
-                "see hookfuse/session/checkpoint_saver.hpp)");
+                "see hookfuse/hooks/checkpoint_saver.hpp)");
 
   struct Options {
     std::optional<double> save_secs = std::nullopt;

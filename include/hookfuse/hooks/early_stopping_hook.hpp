@@ -22,11 +22,11 @@
 #include "hookfuse/detail/check.hpp"
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/fixed_string.hpp"
-#include "hookfuse/hooks/checkpoint_state.hpp"
+#include "hookfuse/hooks/checkpoint_variables.hpp"
 #include "hookfuse/hooks/monitor_mode.hpp"
+#include "hookfuse/hooks/resumable_state.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
 #include "hookfuse/logging.hpp"
-#include "hookfuse/session/checkpoint_variables.hpp"
 
 namespace hookfuse {
 
@@ -86,7 +86,7 @@ struct FetchedMonitor {};
 ///     "val_accuracy" is max); the training session fetches nothing for this hook. Build it with
 ///     early_stopping_on_evaluation<"val_loss">(evaluate, options, logger).
 ///
-/// Checkpoint state (hooks/checkpoint_state.hpp): "hooks/EarlyStoppingHook/best" (float64),
+/// Checkpoint state (hooks/resumable_state.hpp): "hooks/EarlyStoppingHook/best" (float64),
 /// ".../wait", ".../checks", ".../runs_to_check", ".../best_step", ".../stopped_step" (int64), so
 /// a resumed run stops where an uninterrupted one does. The best-weights copy is not saved: after
 /// a resume it is retaken at the first check (a resumed run restores the weights of its own best
@@ -259,7 +259,7 @@ class EarlyStoppingHook {
     return evaluate_;
   }
 
-  /// The resumable state (hooks/checkpoint_state.hpp), saved as "hooks/EarlyStoppingHook/...".
+  /// The resumable state (hooks/resumable_state.hpp), saved as "hooks/EarlyStoppingHook/...".
   auto checkpoint_state() {
     return std::tuple(state_field<"best">(best_), state_field<"wait">(wait_),
                       state_field<"checks">(checks_), state_field<"runs_to_check">(runs_to_check_),

@@ -6,10 +6,10 @@
 #include <type_traits>
 #include <utility>
 
+#include "hookfuse/autodiff/feeds.hpp"
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
-#include "hookfuse/session/feeds.hpp"
 
 namespace hookfuse {
 

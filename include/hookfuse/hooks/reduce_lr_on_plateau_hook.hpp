@@ -17,8 +17,8 @@
 #include "hookfuse/detail/python_float.hpp"
 #endif
 #include "hookfuse/fixed_string.hpp"
-#include "hookfuse/hooks/checkpoint_state.hpp"
 #include "hookfuse/hooks/monitor_mode.hpp"
+#include "hookfuse/hooks/resumable_state.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
 #include "hookfuse/logging.hpp"
 #include "hookfuse/optim/learning_rate_ref.hpp"
@@ -45,7 +45,7 @@ namespace hookfuse {
 /// On the runs between checks it fetches nothing (SessionRunArgs::none()), so a metric outside
 /// the loss's graph is not computed. Unlike Keras, the value checked is the fetched value of
 /// that run, not an average over the runs since the previous check.
-/// Checkpoint state (hooks/checkpoint_state.hpp), under "hooks/ReduceLROnPlateauHook/": "best"
+/// Checkpoint state (hooks/resumable_state.hpp), under "hooks/ReduceLROnPlateauHook/": "best"
 /// and "lr" (float64), "wait", "cooldown_counter", "runs_to_check" (int64). "lr" is the rate as
 /// of this hook's last check or reduction; a restored one (not NaN) is set on the optimizer in
 /// after_create_session, so a resumed run continues with the reduced rate.

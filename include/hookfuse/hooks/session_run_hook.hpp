@@ -31,7 +31,7 @@ struct SessionRunArgs {
 
 /// What a before_run that also feeds placeholders returns, TensorFlow's
 /// `SessionRunArgs(fetches, feed_dict)`: the fetches part is a SessionRunArgs<Names...> (its
-/// names, its `active`), `feed_dict` holds feed<"x">(...) entries (session/feeds.hpp; any data
+/// names, its `active`), `feed_dict` holds feed<"x">(...) entries (autodiff/feeds.hpp; any data
 /// a feed<...>() overload accepts). Build it with with_feeds(SessionRunArgs<...>{}, feeds...).
 /// When `active` is true the session applies the feeds to this run after the input's (and the
 /// caller's) feeds, checked like session.run(feed<"x">(...)): scalar type and placeholder at

@@ -14,7 +14,7 @@
 #include "hookfuse/detail/check.hpp"
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/fixed_string.hpp"
-#include "hookfuse/hooks/checkpoint_state.hpp"
+#include "hookfuse/hooks/resumable_state.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
 #include "hookfuse/logging.hpp"
 
@@ -28,7 +28,7 @@ namespace hookfuse {
 /// costs a counter decrement (every_n_iter > 1 saves the clock read of the other runs).
 /// Time comes from the clock policy (FakeClock through ClockRef in tests). Throws
 /// std::invalid_argument unless seconds is finite and >= 0 and every_n_iter > 0.
-/// Checkpoint state (hooks/checkpoint_state.hpp): "hooks/TimerStopHook/elapsed" (float64,
+/// Checkpoint state (hooks/resumable_state.hpp): "hooks/TimerStopHook/elapsed" (float64,
 /// seconds counted at the last check, previous processes included). A resumed run counts from
 /// the restored value, as Lightning's Timer restores time_elapsed: the time the job was down and
 /// the time since the last check before the save are not counted.

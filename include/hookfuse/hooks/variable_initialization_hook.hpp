@@ -22,10 +22,9 @@
 #include <utility>
 
 #include "hookfuse/config.hpp"
+#include "hookfuse/hooks/checkpoint_variables.hpp"
 #include "hookfuse/io/init_from_checkpoint.hpp"
 #include "hookfuse/logging.hpp"
-#include "hookfuse/session/checkpoint_variables.hpp"
-#include "hookfuse/session/session_options.hpp"
 
 namespace hookfuse {
 

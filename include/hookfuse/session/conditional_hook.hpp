@@ -15,8 +15,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "hookfuse/hooks/checkpoint_state.hpp"
 #include "hookfuse/hooks/concepts.hpp"
+#include "hookfuse/hooks/resumable_state.hpp"
 #include "hookfuse/hooks/step_timeline.hpp"
 
 namespace hookfuse {
@@ -119,7 +119,7 @@ struct ForwardPhaseTimings<D, H, true> {
   }
 };
 
-// A hook with resumable state (hooks/checkpoint_state.hpp) keeps its checkpoint keys inside the
+// A hook with resumable state (hooks/resumable_state.hpp) keeps its checkpoint keys inside the
 // slot; when absent, checkpoint_state_present() is false and the session leaves its fields out
 // (session/hook_state.hpp).
 template <class D, class H, bool = HasCheckpointState<H>>

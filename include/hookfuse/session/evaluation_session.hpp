@@ -23,6 +23,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "hookfuse/autodiff/feeds.hpp"
 #include "hookfuse/autodiff/graph.hpp"
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/denormal.hpp"
@@ -30,7 +31,6 @@
 #include "hookfuse/hooks/concepts.hpp"
 #include "hookfuse/hooks/step_timeline.hpp"
 #include "hookfuse/optim/global_step.hpp"
-#include "hookfuse/session/feeds.hpp"
 #include "hookfuse/session/hook_calls.hpp"
 #include "hookfuse/session/hook_feeds.hpp"
 #include "hookfuse/session/session_interface.hpp"

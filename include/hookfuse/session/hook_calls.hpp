@@ -17,13 +17,13 @@
 #include <type_traits>
 #include <utility>
 
+#include "hookfuse/autodiff/feeds.hpp"
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/call_all.hpp"
 #include "hookfuse/fixed_string.hpp"
-#include "hookfuse/hooks/checkpoint_state.hpp"
 #include "hookfuse/hooks/concepts.hpp"
+#include "hookfuse/hooks/resumable_state.hpp"
 #include "hookfuse/hooks/step_timeline.hpp"
-#include "hookfuse/session/feeds.hpp"
 
 namespace hookfuse {
 namespace detail {

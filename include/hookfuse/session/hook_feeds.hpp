@@ -16,10 +16,10 @@
 #include <tuple>
 #include <type_traits>
 
+#include "hookfuse/autodiff/feeds.hpp"
 #include "hookfuse/fixed_string.hpp"
 #include "hookfuse/hooks/concepts.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
-#include "hookfuse/session/feeds.hpp"
 
 namespace hookfuse::detail {
 

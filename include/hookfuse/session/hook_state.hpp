@@ -1,5 +1,5 @@
 // hookfuse/session/hook_state.hpp: the hooks' resumable state in a session's checkpoint (issue 11
-// point 5): every field a hook declares (hooks/checkpoint_state.hpp) becomes a scalar checkpoint
+// point 5): every field a hook declares (hooks/resumable_state.hpp) becomes a scalar checkpoint
 // variable "hooks/<hook name>/<field>", saved with the model and restored with it.
 //
 // Keys: <hook name> is the hook type's checkpoint_name; the second hook with the same name in
@@ -23,9 +23,9 @@
 #include <utility>
 
 #include "hookfuse/fixed_string.hpp"
-#include "hookfuse/hooks/checkpoint_state.hpp"
+#include "hookfuse/hooks/checkpoint_variables.hpp"
 #include "hookfuse/hooks/concepts.hpp"
-#include "hookfuse/session/checkpoint_variables.hpp"
+#include "hookfuse/hooks/resumable_state.hpp"
 
 namespace hookfuse {
 namespace detail {

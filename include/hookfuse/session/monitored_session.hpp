@@ -38,23 +38,23 @@
 #include <type_traits>
 #include <utility>
 
+#include "hookfuse/autodiff/feeds.hpp"
 #include "hookfuse/autodiff/graph.hpp"
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/denormal.hpp"
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/errors.hpp"
+#include "hookfuse/hooks/checkpoint_variables.hpp"
 #include "hookfuse/hooks/concepts.hpp"
 #include "hookfuse/hooks/step_timeline.hpp"
 #include "hookfuse/logging.hpp"
 #include "hookfuse/optim/gradient_descent.hpp"
-#include "hookfuse/session/optimizer_slots.hpp"
-#include "hookfuse/session/session_interface.hpp"
-#include "hookfuse/session/checkpoint_variables.hpp"
-#include "hookfuse/session/feeds.hpp"
 #include "hookfuse/session/gradient_event.hpp"
 #include "hookfuse/session/hook_calls.hpp"
 #include "hookfuse/session/hook_feeds.hpp"
 #include "hookfuse/session/hook_state.hpp"
+#include "hookfuse/session/optimizer_slots.hpp"
+#include "hookfuse/session/session_interface.hpp"
 #include "hookfuse/session/session_options.hpp"
 #include "hookfuse/session/step_context.hpp"
 

@@ -16,8 +16,8 @@
 #include <utility>
 
 #include "hookfuse/autodiff/storage.hpp"
+#include "hookfuse/hooks/checkpoint_variables.hpp"
 #include "hookfuse/optim/optimizer.hpp"
-#include "hookfuse/session/checkpoint_variables.hpp"
 
 namespace hookfuse {
 namespace detail {

@@ -9,13 +9,13 @@
 #include <optional>
 #include <type_traits>
 
+#include "hookfuse/autodiff/feeds.hpp"
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/errors.hpp"
 #include "hookfuse/fixed_string.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
 #include "hookfuse/logging.hpp"
-#include "hookfuse/session/feeds.hpp"
 #include "hookfuse/session/hook_calls.hpp"
 
 namespace hookfuse::detail {

@@ -25,12 +25,12 @@
 #include "hookfuse/clock.hpp"
 #include "hookfuse/config.hpp"
 #include "hookfuse/errors.hpp"
+#include "hookfuse/hooks/checkpoint_saver.hpp"
 #include "hookfuse/hooks/checkpoint_saver_hook.hpp"
+#include "hookfuse/hooks/checkpoint_variables.hpp"
 #include "hookfuse/hooks/step_counter_hook.hpp"
 #include "hookfuse/hooks/timer.hpp"
 #include "hookfuse/logging.hpp"
-#include "hookfuse/session/checkpoint_saver.hpp"
-#include "hookfuse/session/checkpoint_variables.hpp"
 #include "hookfuse/session/conditional_hook.hpp"
 
 #if !defined(HOOKFUSE_CORE_ONLY) && !defined(HOOKFUSE_NO_EXCEPTIONS) && !defined(HOOKFUSE_EMBEDDED)
@@ -327,14 +327,6 @@ bool restore_latest(Slot& checkpoint_slot, SessionOptions<Saver, C, L>& o, Varia
   }
   if (restored) o.logger.log(Severity::info, "Restoring parameters from " + *restored);
   return restored.has_value();
-}
-
-/// The variables a warm start sets: the model's, without the trailing "global_step" of a
-/// session's variable list (Estimator warm-starts trainable variables only, so a warm-started
-/// run starts at step 0).
-inline VariableList warm_start_variables(VariableList vars) {
-  if (!vars.empty() && vars.back().name == "global_step") return vars.first(vars.size() - 1);
-  return vars;
 }
 
 /// The warm start of `o` into the model's variables of `vars`, when one is given (before

@@ -11,8 +11,8 @@
 #include "hookfuse/autodiff/summary.hpp"
 #include "hookfuse/detail/flat_tuple.hpp"
 #include "hookfuse/errors.hpp"
+#include "hookfuse/hooks/checkpoint_variables.hpp"
 #include "hookfuse/nn/variable_store.hpp"
-#include "hookfuse/session/checkpoint_variables.hpp"
 
 namespace hookfuse::detail {
 

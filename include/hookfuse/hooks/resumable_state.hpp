@@ -1,6 +1,7 @@
-// hookfuse/hooks/checkpoint_state.hpp: how a hook declares state worth resuming (issue 11 point
+// hookfuse/hooks/resumable_state.hpp: how a hook declares state worth resuming (issue 11 point
 // 5): named int64 / double scalars the session saves with the model under
 // "hooks/<hook name>/<field>" and restores from a checkpoint (session/hook_state.hpp).
+// (Not io/checkpoint_state.hpp, which is TensorFlow's `checkpoint` state file of a directory.)
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,2 @@
+// Fixture of layering.wrong_include (not compiled): a leaf of optim/.
+#pragma once
