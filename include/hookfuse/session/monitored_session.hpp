@@ -10,7 +10,7 @@
 // The fused update: when the optimizer's update is linear in the gradient (SGD), the update of
 // every variable whose gradient no hook can see is folded into the backward pass (the weight-
 // gradient product accumulates straight into the weights; for Momentum without Nesterov, into
-// its "Momentum" slot, see graph.hpp's SlotAccumulation). Adam, RMSProp and Adagrad never fuse;
+// its "Momentum" slot, see autodiff/fusion_policy.hpp's SlotAccumulation). Adam, RMSProp and Adagrad never fuse;
 // their slots (session/optimizer_slots.hpp) are created when the graph is bound. A variable stays unfused, its
 // gradient stored in Variable::grad and applied after the fetches, when a hook
 // requests "gradients/<variable>", when any hook declares `reads_gradients` or is a gradient
