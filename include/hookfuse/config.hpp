@@ -52,7 +52,7 @@
 
 /// Keeps a function out of line: one that runs once (at bind) and whose body, inlined into its
 /// caller, would make one function large enough for the optimiser's per-function work to grow
-/// faster than the function (autodiff/graph.hpp, make_slots). Unlike HOOKFUSE_COLD it does
+/// faster than the function (autodiff/graph_slots.hpp, make_slots). Unlike HOOKFUSE_COLD it does
 /// not mark the function rarely run, so the compiler's estimate of how often the code around its
 /// callers runs, and with it the training step's code, does not change. A hint only; nothing
 /// changes in what the code does.

@@ -4,6 +4,7 @@
 // number of rows (run time), with the messages that name them.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "hookfuse/autodiff/errors.hpp"
 #include "hookfuse/autodiff/storage.hpp"
 #include "hookfuse/autodiff/tape.hpp"
 #include "hookfuse/autodiff/tape_tables.hpp"
@@ -159,6 +161,80 @@ template <class Error>
     }
   }
   fail<Error>(m.str());
+}
+
+/// Graph::feed after its compile-time checks: points a placeholder's slot at `rows` x `cols`
+/// values. ShapeError naming the placeholder `Name` and both shapes unless `cols` is the
+/// placeholder's, `rows` in [0, capacity] (or its compile-time rows), and `data` non-null when
+/// there are values to read.
+template <fixed_string Name, class Sl, class T>
+void feed_slot(Sl& slot, const T* data, Index rows, Index cols, Index capacity) {
+  Index max_rows = capacity;
+  if constexpr (Sl::D.rows != Dynamic) max_rows = Sl::D.rows;
+  const bool rows_ok = Sl::D.rows == Dynamic ? rows >= 0 && rows <= capacity : rows == max_rows;
+  if (!rows_ok || cols != slot.current.cols) {
+    ErrorMessage m;
+    m << "hookfuse: feed '" << Name.view() << "': ";
+    if (cols != slot.current.cols) {
+      m << "the data is [" << static_cast<long long>(rows) << ", "
+        << static_cast<long long>(cols) << "], the placeholder is ";
+    } else if constexpr (Sl::D.rows == Dynamic) {
+      m << static_cast<long long>(rows) << " rows, but the graph was bound for batches of "
+        << (rows < 0 ? "0 to " : "up to ") << static_cast<long long>(capacity)
+        << " rows; the placeholder is ";
+    } else {
+      m << static_cast<long long>(rows) << " rows, but the placeholder has " << Sl::D.rows
+        << ": ";
+    }
+    describe_placeholder(m, slot);
+    fail<ShapeError>(m.str());
+  }
+  if (data == nullptr && rows * cols > 0)
+    fail<ShapeError>((ErrorMessage() << "hookfuse: feed '" << Name.view() << "': the data is null")
+                         .str());
+  slot.current.rows = rows;
+  slot.data = data;
+  slot.fed = true;
+}
+
+/// The slot at tape position I of a Graph's slots.
+template <std::size_t I, class Slots>
+using slot_at = std::remove_cvref_t<decltype(get<I>(std::declval<const Slots&>()))>;
+
+/// ShapeError (fail_feeds) unless the placeholders at positions I (those one reader reads: the
+/// forward pass when `what` is empty, else the fetched tensor `what`) were all fed, the batched
+/// ones with one row count. `names` holds each position's name.
+template <class Slots, class Names, std::size_t... I>
+void check_feeds_of(const Slots& slots, const Names& names, std::string_view what,
+                    std::index_sequence<I...>) {
+  const bool fed = (get<I>(slots).fed && ... && true);
+  [[maybe_unused]] Index rows = -1;  // (no placeholder read: unused)
+  bool same = true;
+  ((slot_at<I, Slots>::D.rows == Dynamic ? note_rows(get<I>(slots).current.rows, rows, same)
+                                         : void()),
+   ...);
+  if (!fed || !same) [[unlikely]] {
+    const std::array<FeedState, sizeof...(I)> states{feed_state(get<I>(slots), names[I])...};
+    fail_feeds<ShapeError>(states.data(), states.size(), nullptr, what, false);
+  }
+}
+
+/// ShapeError (fail_feeds) unless the batched placeholders among positions I that `reads` marks
+/// (what a whole step reads) were all fed the same number of rows.
+template <class Slots, class Names, class Reads, std::size_t... I>
+void check_same_rows_of(const Slots& slots, const Names& names, const Reads& reads,
+                        std::index_sequence<I...>) {
+  [[maybe_unused]] Index rows = -1;  // (no placeholder read: unused)
+  bool same = true;
+  ((slot_at<I, Slots>::D.rows == Dynamic && reads[I]
+        ? note_rows(get<I>(slots).current.rows, rows, same)
+        : void()),
+   ...);
+  if (!same) [[unlikely]] {
+    const std::array<FeedState, sizeof...(I)> states{feed_state(get<I>(slots), names[I])...};
+    const std::array<bool, sizeof...(I)> in_set{reads[I]...};
+    fail_feeds<ShapeError>(states.data(), states.size(), in_set.data(), {}, true);
+  }
 }
 
 }  // namespace hookfuse::detail

@@ -60,7 +60,7 @@ template <int Sign>  // +1: addition, -1: subtraction
 struct AddOp {
   static constexpr bool differentiable = true;
   /// The backward pass passes the output's adjoint on without reading either operand, so two
-  /// variables added together can both have their update fused (graph.hpp).
+  /// variables added together can both have their update fused (fusion_policy.hpp).
   static constexpr bool backward_reads_operands = false;
   static constexpr std::size_t scalar_from = 0;
   static constexpr Dims dims(Dims a, Dims b) {

@@ -14,17 +14,13 @@
 #include <limits>
 #include <stdexcept>
 
+#include "hookfuse/autodiff/errors.hpp"
 #include "hookfuse/autodiff/expr.hpp"
 #include "hookfuse/autodiff/target.hpp"
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/format.hpp"
 
 namespace hookfuse {
-
-/// Thrown when a label is outside [0, num_classes) (TensorFlow: InvalidArgumentError).
-struct InvalidArgumentError : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
-};
 
 namespace detail {
 

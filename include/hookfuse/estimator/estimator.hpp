@@ -1,5 +1,5 @@
 // hookfuse/estimator/estimator.hpp: Estimator, train / evaluate over a model_fn
-// (tf.estimator.Estimator). predict() is in estimator/predict.hpp.
+// (tf.estimator.Estimator).
 //
 // As in TensorFlow, every call builds the mode's model afresh: it calls the model_fn with a new
 // variable store, takes the variables from model_dir's latest checkpoint (fresh initial values
@@ -27,7 +27,11 @@
 #include "hookfuse/autodiff/summary.hpp"
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/errors.hpp"
+#include "hookfuse/estimator/detail/evaluation.hpp"
+#include "hookfuse/estimator/detail/loss_summary.hpp"
+#include "hookfuse/estimator/detail/model_dir.hpp"
 #include "hookfuse/estimator/detail/model_variables.hpp"
+#include "hookfuse/estimator/estimator_args.hpp"
 #include "hookfuse/estimator/estimator_input.hpp"
 #include "hookfuse/estimator/estimator_spec.hpp"
 #include "hookfuse/estimator/mode_keys.hpp"
@@ -52,115 +56,6 @@
 #include "hookfuse/session/session_options.hpp"
 
 namespace hookfuse {
-
-/// train()'s step limits (TF: train(steps=, max_steps=)): `steps` more steps from where the
-/// model_dir's checkpoint is, or up to the absolute global step `max_steps`; neither: until the
-/// input ends. Both given, or a value <= 0: ValueError.
-struct TrainArgs {
-  std::optional<std::int64_t> steps = std::nullopt;
-  std::optional<std::int64_t> max_steps = std::nullopt;
-};
-
-/// evaluate()'s arguments (TF: evaluate(steps=, checkpoint_path=, name=)): at most `steps`
-/// batches (none: until the input ends; <= 0: ValueError); the checkpoint to evaluate (empty:
-/// model_dir's latest); `name` evaluates into model_dir/eval_<name> instead of model_dir/eval.
-struct EvalArgs {
-  std::optional<std::int64_t> steps = std::nullopt;
-  std::string checkpoint_path{};
-  std::string name{};
-};
-
-/// What evaluate() returns (TF: a dict): each metric's value by name, "loss" among them, and
-/// the global step of the checkpoint evaluated.
-struct EvalResult {
-  std::int64_t global_step = 0;
-  std::map<std::string, float> metrics;
-
-  /// The value of metric `name` ("loss" included); std::out_of_range naming it when absent.
-  float at(const std::string& name) const {
-    const auto it = metrics.find(name);
-    if (it == metrics.end())
-      detail::fail<std::out_of_range>("EvalResult: no metric named '" + name + "'");
-    return it->second;
-  }
-  float loss() const { return at("loss"); }
-};
-
-namespace detail {
-
-/// io::Saver by address, so that the CheckpointSaverHook's saves and the session's restore go
-/// through one saver (its checkpoint list recovered by the restore is the one saving extends).
-struct SaverRef {
-  using warm_start_type = WarmStartFrom;
-  io::Saver* saver;
-  std::string save(VariableList vars, std::string_view path, std::int64_t step) {
-    return saver->save(vars, path, step);
-  }
-  std::optional<std::string> restore_latest(VariableList vars, std::string_view dir) {
-    return saver->restore_latest(vars, dir);
-  }
-  void create_checkpoint_dir(std::string_view dir) { saver->create_checkpoint_dir(dir); }
-  template <Logger Lg>
-  std::optional<std::string> restore_latest(VariableList vars, std::string_view dir, Lg& logger) {
-    return saver->restore_latest(vars, dir, logger);
-  }
-};
-
-/// A model's loss as a named tensor: the name given, or "loss".
-template <class E>
-auto named_loss(E e) {
-  if constexpr (requires { E::name; })
-    return e;
-  else
-    return Named<"loss", E>{std::move(e)};
-}
-
-/// ValueError naming `model_dir` when it exists and is not a directory (TF's gfile would fail
-/// later, deep in the first writer, with the OS error alone).
-inline void check_model_dir(const std::string& model_dir, const char* who) {
-  std::error_code ec;
-  const auto st = std::filesystem::status(std::filesystem::path(model_dir), ec);
-  if (std::filesystem::exists(st) && !std::filesystem::is_directory(st))
-    fail<ValueError>(std::string(who) + ": model_dir must be a directory, but " + model_dir +
-                     " exists and is not one.");
-}
-
-/// The global step of model_dir's latest checkpoint, 0 when there is none (TF:
-/// _load_global_step_from_checkpoint_dir).
-inline std::int64_t checkpoint_global_step(const std::string& model_dir) {
-  const auto latest = io::latest_checkpoint(std::filesystem::path(model_dir));
-  if (!latest) return 0;
-  const io::CheckpointReader reader(*latest);
-  if (!reader.has_tensor("global_step")) return 0;
-  const auto v = reader.get_tensor<std::int64_t>("global_step");
-  return v.empty() ? 0 : v[0];
-}
-
-/// numpy's str() of a float32 scalar, as TensorFlow's "%s" % value prints a metric.
-inline std::string float32_str(float v) {
-  char buf[64];
-  char* out = buf;
-  append_tensor(out, buf + sizeof buf, TensorValue{&v, 1, 1, 1, 1, DType::float32}, 0);
-  return std::string(buf, static_cast<std::size_t>(out - buf));
-}
-
-/// A metric input of scalar type T, as an Eigen map over the fetched values.
-template <class T>
-auto value_map(const TensorValue& t) {
-  using M = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  return Eigen::Map<const M, 0, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>>(
-      static_cast<const T*>(t.data), t.rows, t.cols,
-      Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(t.row_stride, t.col_stride));
-}
-
-template <fixed_string... Names>
-struct FetchNames {};
-template <class... Es>
-constexpr auto names_of(const boost::hana::tuple<Es...>&) {
-  return FetchNames<Es::name...>{};
-}
-
-}  // namespace detail
 
 /// No params (a model_fn without a params argument).
 struct NoParams {};
@@ -260,11 +155,11 @@ class Estimator {
           "Estimator.train: There should be a CheckpointSaverHook to use saving_listeners. "
           "Please set one of the RunConfig.save_checkpoints_steps or "
           "RunConfig.save_checkpoints_secs.");
-    auto in = make_input(input_fn);
+    auto in = detail::call_input_fn(input_fn);
     nn::VariableStore vars;
     if (config_.tf_random_seed) vars.seed = static_cast<std::uint64_t>(*config_.tf_random_seed);
     auto spec = call_model_fn(in, ModeKeys::TRAIN, vars);
-    auto train_op = with_loss_summary(spec.train_op);
+    auto train_op = detail::with_loss_summary(spec.train_op);
     if (train_op.global_step != &vars.global_step())
       detail::fail<ValueError>(
           "Estimator.train: the train_op's global step is not the model's: make it with "
@@ -369,7 +264,7 @@ class Estimator {
       detail::fail<ValueError>("Estimator.evaluate: Must specify steps > 0, given: " +
                                std::to_string(*args.steps));
     const std::string checkpoint = checkpoint_to_restore(args.checkpoint_path, "evaluate");
-    auto in = make_input(input_fn);
+    auto in = detail::call_input_fn(input_fn);
     store_for<decltype(in), ModeKey<Mode::eval>> vars;
     if (config_.tf_random_seed) vars.seed = static_cast<std::uint64_t>(*config_.tf_random_seed);
     auto spec = call_model_fn(in, ModeKeys::EVAL, vars);
@@ -440,7 +335,7 @@ class Estimator {
       result.metrics[std::string(std::remove_cvref_t<decltype(op)>::name.view())] =
           static_cast<float>(op.metric.value());
     });
-    write_eval_summary(result, args.name);
+    detail::write_eval_summary(config_.logger, config_.model_dir, result, args.name);
     return result;
   }
 
@@ -453,7 +348,7 @@ class Estimator {
   /// runs); binds forward only; writes nothing.
   template <fixed_string... Keys, class InputFn, class Hooks = boost::hana::tuple<>>
   auto predict(InputFn&& input_fn, PredictArgs args = {}, Hooks hooks = {}) {
-    using EI = std::remove_cvref_t<decltype(make_input(input_fn))>;
+    using EI = std::remove_cvref_t<decltype(detail::call_input_fn(input_fn))>;
     using Store = store_for<EI, ModeKey<Mode::predict>>;
     using Spec = decltype(call_model_fn(std::declval<const EI&>(), ModeKeys::PREDICT,
                                         std::declval<Store&>()));
@@ -462,7 +357,7 @@ class Estimator {
                                         Keys...>::value) {
       return detail::NoPredictions{};  // after the compile error naming the key
     } else {
-      auto in = make_input(input_fn);
+      auto in = detail::call_input_fn(input_fn);
       return PredictionRange<Estimator, EI, Hooks, Keys...>(*this, std::move(in), std::move(hooks),
                                                             args);
     }
@@ -541,59 +436,8 @@ class Estimator {
     }
   }
 
-  template <class InputFn>
-  static auto make_input(InputFn& input_fn) {
-    static_assert(std::is_invocable_v<InputFn&>,
-                  "hookfuse: an Estimator's input_fn is called with no arguments and returns an "
-                  "EstimatorInput (numpy_input_fn<X, Y>(...), or estimator_input<X, Y>(input))");
-    using R = std::remove_cvref_t<std::invoke_result_t<InputFn&>>;
-    static_assert(detail::is_estimator_input_v<R>,
-                  "hookfuse: an Estimator's input_fn returns an EstimatorInput: "
-                  "estimator_input<FeaturePlaceholder, LabelPlaceholder>(input)");
-    return input_fn();
-  }
 
  private:
-  /// TF adds summary.scalar('loss', loss) when the model has no summary named "loss"; so does
-  /// this, wrapping the train op's loss.
-  template <class TrainOpT>
-  static auto with_loss_summary(TrainOpT op) {
-    using E = std::remove_cvref_t<decltype(op.loss)>;
-    if constexpr (requires { typename E::summarized_type; }) {
-      return op;
-    } else {
-      auto named = detail::named_loss(std::move(op.loss));
-      using N = decltype(named);
-      auto wrapped = summary::Summary<summary::Kind::scalar, "loss", N>{std::move(named)};
-      using W = decltype(wrapped);
-      using Opt = std::remove_cvref_t<decltype(op.optimizer)>;
-      return TrainOp<W, Opt>{std::move(wrapped), std::move(op.optimizer), op.global_step,
-                             op.global_step_increment};
-    }
-  }
-
-  void write_eval_summary(const EvalResult& r, const std::string& name) {
-    std::string line = "Saving dict for global step " + std::to_string(r.global_step) + ": ";
-    std::map<std::string, std::string> shown;
-    for (const auto& [k, v] : r.metrics) shown[k] = detail::float32_str(v);
-    shown["global_step"] = std::to_string(r.global_step);
-    bool first = true;
-    for (const auto& [k, v] : shown) {
-      if (!first) line += ", ";
-      first = false;
-      line += k + " = " + v;
-    }
-    config_.logger.log(Severity::info, line);
-    const std::filesystem::path dir =
-        std::filesystem::path(config_.model_dir) / (name.empty() ? "eval" : "eval_" + name);
-    auto writer = io::SummaryWriterCache::get(dir);
-    io::Summary s;
-    for (const auto& [k, v] : r.metrics)
-      s.value.push_back(io::scalar_value(k, v, io::ScalarForm::simple_value));
-    writer->add_summary(std::move(s), r.global_step);
-    writer->flush();
-  }
-
   ModelFn model_fn_;
   RunConfig<C, L> config_;
   Params params_;

@@ -143,4 +143,21 @@ NumpyEstimatorInputFn<X> numpy_input_fn(
   return {x, num_examples, X::cols_at_compile_time, nullptr, options};
 }
 
+namespace detail {
+
+/// An Estimator's input_fn() result, checked to be an EstimatorInput at compile time.
+template <class InputFn>
+auto call_input_fn(InputFn& input_fn) {
+  static_assert(std::is_invocable_v<InputFn&>,
+                "hookfuse: an Estimator's input_fn is called with no arguments and returns an "
+                "EstimatorInput (numpy_input_fn<X, Y>(...), or estimator_input<X, Y>(input))");
+  using R = std::remove_cvref_t<std::invoke_result_t<InputFn&>>;
+  static_assert(is_estimator_input_v<R>,
+                "hookfuse: an Estimator's input_fn returns an EstimatorInput: "
+                "estimator_input<FeaturePlaceholder, LabelPlaceholder>(input)");
+  return input_fn();
+}
+
+}  // namespace detail
+
 }  // namespace hookfuse

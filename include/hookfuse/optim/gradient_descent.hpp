@@ -37,7 +37,7 @@ class GradientDescentOptimizer {
   }
 
   /// SGD's update is linear in the gradient (value += update_scale * gradient), so the session
-  /// folds it into the backward pass when no hook reads the gradient (see graph.hpp).
+  /// folds it into the backward pass when no hook reads the gradient (see autodiff/fusion_policy.hpp).
   template <class S>
   S update_scale() const {
     return static_cast<S>(-learning_rate_);

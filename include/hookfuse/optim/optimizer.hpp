@@ -3,7 +3,7 @@
 // Two kinds of optimizer (tf.compat.v1.train.Optimizer subclasses):
 //  - stateless: `apply(variable)` updates a Variable from its stored gradient
 //    (GradientDescentOptimizer). If it also has `update_scale<S>()` (a linear update), the
-//    session folds it into the backward pass (graph.hpp).
+//    session folds it into the backward pass (fusion_policy.hpp).
 //  - with slots (MomentumOptimizer, AdamOptimizer, RMSPropOptimizer, AdagradOptimizer): it
 //    declares `slot_names` (SlotNames<"Adam", "Adam_1">: one [R, C] slot per name and
 //    variable, saved as "<var>/<slot name>") and `non_slot_names` (scalars shared by every

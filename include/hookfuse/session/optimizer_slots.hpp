@@ -136,7 +136,7 @@ struct SlotUpdate {
   }
 
   /// An optimizer declaring `accumulation_slot` (Momentum) is a detail::SlotAccumulation
-  /// (graph.hpp): its update of a fused variable accumulates the gradient into that slot.
+  /// (autodiff/fusion_policy.hpp): its update of a fused variable accumulates the gradient into that slot.
   static constexpr bool fuses_into_slot = requires { Opt::accumulation_slot; };
   template <class V>
   auto& accumulation_slot(V&) const {

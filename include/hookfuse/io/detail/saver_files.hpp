@@ -26,6 +26,7 @@
 #include "hookfuse/io/bundle_merge.hpp"
 #include "hookfuse/io/bundle_paths.hpp"
 #include "hookfuse/io/bundle_reader.hpp"
+#include "hookfuse/io/detail/checkpoint_path_errors.hpp"
 #include "hookfuse/io/bundle_writer.hpp"
 #include "hookfuse/io/detail/checkpoint_vars.hpp"
 #include "hookfuse/io/errors.hpp"
