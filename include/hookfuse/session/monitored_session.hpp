@@ -7,13 +7,21 @@
 // backward, every gradient hook's before_apply_gradients (session/gradient_event.hpp), the
 // fetches some hook or the caller asked for, the update, every hook's after_run, the stop check. No virtual calls, no std::function, no heap allocation.
 //
-// The fused update (autodiff/fusion_policy.hpp): the optimizer's update of every variable whose
-// gradient no hook can see is folded into the backward pass (detail::HookPins,
-// session/hook_pins.hpp, decides which); see update_fused below.
+// The fused update: when the optimizer's update is linear in the gradient (SGD), the update of
+// every variable whose gradient no hook can see is folded into the backward pass (the weight-
+// gradient product accumulates straight into the weights; for Momentum without Nesterov, into
+// its "Momentum" slot, see autodiff/fusion_policy.hpp's SlotAccumulation). Adam, RMSProp and Adagrad never fuse;
+// their slots (session/optimizer_slots.hpp) are created when the graph is bound. A variable stays unfused, its
+// gradient stored in Variable::grad and applied after the fetches, when a hook
+// requests "gradients/<variable>", when any hook declares `reads_gradients` or is a gradient
+// hook (before_apply_gradients, session/gradient_event.hpp), or when the
+// variable is used more than once in the model. (A hook that requests a variable itself gets a
+// view of it, which shows this run's update in after_run on both paths.) Decided at
+// compile time; see update_fused below.
 //
-// The runs themselves are in session/training_step.hpp, phase timings (ProfilerHook) in
-// session/phase_timing.hpp, the compile-time checks of hooks and fetches in
-// session/session_checks.hpp.
+// Phase timings: when a hook declares wants_phase_timings (ProfilerHook; hooks/step_timeline.hpp)
+// the step reads that hook's clock at the end of every phase, in steps the hook asked for, and
+// hands it the timeline after the last after_run. Without such a hook no timing code is compiled.
 #pragma once
 
 #include <boost/hana/at.hpp>
@@ -44,16 +52,32 @@
 #include "hookfuse/session/gradient_event.hpp"
 #include "hookfuse/session/hook_calls.hpp"
 #include "hookfuse/session/hook_feeds.hpp"
-#include "hookfuse/session/hook_pins.hpp"
 #include "hookfuse/session/hook_state.hpp"
 #include "hookfuse/session/optimizer_slots.hpp"
-#include "hookfuse/session/session_checks.hpp"
 #include "hookfuse/session/session_interface.hpp"
 #include "hookfuse/session/session_options.hpp"
 #include "hookfuse/session/step_context.hpp"
-#include "hookfuse/session/training_step.hpp"
 
 namespace hookfuse {
+
+namespace detail {
+/// T is std::reference_wrapper<const H> (std::cref(h)); named through <type_traits> only.
+template <class T>
+inline constexpr bool const_reference_wrapper_v =
+    !std::is_same_v<std::unwrap_reference_t<T>, T> &&
+    std::is_const_v<std::remove_reference_t<std::unwrap_reference_t<T>>>;
+/// Fails to compile for std::cref(h): the session calls a hook's events, which may change it
+/// (counters, timers, the last values), so it needs a non-const hook.
+template <class Hook>
+constexpr bool check_not_cref() {
+  static_assert(!const_reference_wrapper_v<Hook>,
+                "hookfuse: hooks(std::cref(h)): the session calls the hook's events on it, and "
+                "they may change it, so it cannot be const (the hook is 'Hook' in the "
+                "instantiation above): pass std::ref(h) to keep the hook and read it "
+                "afterwards, or pass it by value");
+  return !const_reference_wrapper_v<Hook>;
+}
+}  // namespace detail
 
 /// The hooks of a session, in the order their events are called. Each is copied into the
 /// session, except one passed as std::ref(h): the session then calls h itself, which must
@@ -67,7 +91,57 @@ constexpr auto hooks(Hooks&&... hs) {
 }
 
 namespace detail {
+template <class Hook, fixed_string Name, bool Known>
+constexpr bool check_fetch() {
+  static_assert(Known,
+                "hookfuse: a hook fetches a tensor name that the model does not have, or "
+                "'gradients/<name>' of a tensor the loss has no gradient for "
+                "(the hook is 'Hook' and the name is 'Name' in the instantiation above); "
+                "under an Estimator, a tensor that a training hook fetches is listed in "
+                "EstimatorSpec::training_tensors");
+  return Known;
+}
+template <fixed_string Name, bool Known>
+constexpr bool check_run_fetch() {
+  static_assert(Known,
+                "hookfuse: session.run<names...>() fetches a tensor name that the model does not "
+                "have, or 'gradients/<name>' of a tensor the loss has no gradient for (the name "
+                "is 'Name' in the instantiation above)");
+  return Known;
+}
+/// run(no_train) (Hook = void: the caller's fetch) fetches no gradient.
+template <class Hook, fixed_string Name, bool NoGradient>
+constexpr bool check_no_train_fetch() {
+  static_assert(NoGradient,
+                "hookfuse: session.run(no_train) computes no gradient (no backward pass), but "
+                "the caller (Hook = void) or a hook may fetch 'gradients/<name>' in it (the hook "
+                "is 'Hook' and the name is 'Name' in the instantiation above): fetch it in a "
+                "training run");
+  return NoGradient;
+}
 struct create_session_tag {};
+
+
+/// The session's fusion policy: a variable is pinned (its gradient stored) when a hook could see
+/// its gradient: it requests "gradients/<variable>", declares reads_gradients, or is a gradient
+/// hook touching it (every variable unless it declares gradient_variables).
+template <class Hooks>
+struct HookPins;
+template <class... Hs>
+struct HookPins<boost::hana::tuple<Hs...>> {
+  template <fixed_string... Ns>
+  static constexpr bool requested(SessionRunArgs<Ns...>, std::string_view var) {
+    (void)var;  // unused when the hook requests nothing
+    return ((gradient_target(Ns.view()) == var) || ...);
+  }
+  static constexpr bool pinned(std::string_view var) {
+    (void)var;  // unused in a session without hooks
+    return ((ReadsGradients<hook_t<Hs>> ||
+             (GradientHook<hook_t<Hs>> && gradient_variables_t<hook_t<Hs>>::contains(var)) ||
+             requested(run_args_t<hook_t<Hs>>{}, var)) ||
+            ...);
+  }
+};
 }  // namespace detail
 
 /// Runs a train op with hooks, like tf.compat.v1.train.MonitoredTrainingSession:
@@ -105,7 +179,6 @@ template <class TrainOpT, class Input, class Hooks, class... Extras>
 class MonitoredTrainingSession
     : public detail::SessionInterface<MonitoredTrainingSession<TrainOpT, Input, Hooks, Extras...>> {
   friend class detail::SessionInterface<MonitoredTrainingSession>;
-  friend struct detail::TrainingStep<MonitoredTrainingSession>;
   using loss_type = decltype(std::declval<TrainOpT&>().loss);
 
  public:
@@ -282,7 +355,25 @@ class MonitoredTrainingSession
   template <fixed_string First, fixed_string... Rest, class... Fs>
     requires((detail::is_feed<Fs>::value && ...))
   SessionRunValues<First, Rest...> evaluate(const Fs&... feeds) {
-    return run_steps::template evaluate<First, Rest...>(*this, feeds...);
+    check_run_fetches<First, Rest...>();
+    static_assert(!(is_gradient_fetch<First>() || ... || is_gradient_fetch<Rest>()),
+                  "hookfuse: session.evaluate<...>() computes no gradient: fetch "
+                  "\"gradients/<name>\" in a training run (run<...>()) instead");
+    if (closed_) detail::fail<RuntimeError>("hookfuse: evaluate() called after close()");
+    // The caller's feeds last for this evaluation only (TF's feed_dict): the values computed
+    // here stay readable, and nothing later reads the caller's memory.
+    detail::ReleaseFeeds<graph_type> release{sizeof...(Fs) > 0 ? &graph_ : nullptr};
+    if constexpr (sizeof...(Fs) > 0) {
+      graph_.clear_feeds();
+      (feeds.apply(graph_), ...);
+    }
+    typename graph_type::read_set reads{};
+    detail::check_step_feeds<First, Rest...>(graph_, boost::hana::make_tuple(), reads);
+    SessionRunValues<First, Rest...> values;
+    std::size_t k = 0;
+    values.results[k++] = fetch<First>();  // "global_step": the current step
+    ((values.results[k++] = fetch<Rest>()), ...);
+    return values;
   }
 
   /// The current global step.
@@ -340,26 +431,310 @@ class MonitoredTrainingSession
   }
 
  private:
-  using hooks_type = Hooks;
   static constexpr bool caller_fed = std::is_same_v<Input, CallerFeeds>;
-  using step_marks = detail::StepMarks<step_phases::timed, step_phases::size + 1>;
-  using run_steps = detail::TrainingStep<MonitoredTrainingSession>;
-
-  /// The runs (session/training_step.hpp): the training step every run() overload calls
-  /// (`caller` receives the caller's fetches; `feed_inputs()` feeds the graph and returns false
-  /// at the end of the input; returns whether a step ran), and the hooked run that does not
-  /// train (run(no_train, ...)).
-  template <fixed_string... Fetch, class FeedInputs>
-  bool step(SessionRunValues<Fetch...>& caller, FeedInputs&& feed_inputs) {
-    return run_steps::step(*this, caller, std::forward<FeedInputs>(feed_inputs));
-  }
-  template <fixed_string... Fetch, class FeedInputs>
-  bool step_no_train(SessionRunValues<Fetch...>& caller, FeedInputs&& feed_inputs) {
-    return run_steps::step_no_train(*this, caller, std::forward<FeedInputs>(feed_inputs));
-  }
   /// The compile-time checks of the hooks' feed_dicts (session/hook_feeds.hpp).
   using hook_feed_checks = typename detail::hook_feeds_of<Hooks>::type;
 
+  /// The backward pass with the optimizer's update folded in for the variables update_fused
+  /// names (`fuse` false: none, every gradient stored). For Momentum the fused variables'
+  /// values are updated from their slots right here too, so that an exception from a later
+  /// fetch never leaves a slot updated and its variable not. apply_unfused does the rest.
+  template <class Pin>
+  void backward_update(bool fuse) {
+    if constexpr (optimizer_slots_type::fuses_into_slot) {
+      if (!fuse) {
+        graph_.template backward<detail::FuseNone>(optimizer_slots_.bind(train_op_.optimizer));
+        return;
+      }
+      graph_.template backward<Pin>(optimizer_slots_.bind(train_op_.optimizer));
+      graph_.template apply_fused_slots<Pin>(optimizer_slots_.bind(train_op_.optimizer));
+    } else {
+      (void)fuse;
+      graph_.template backward<Pin>(optimizer_slots_.bind(train_op_.optimizer));
+    }
+  }
+  template <class Pin>
+  void apply_unfused(bool fuse) {
+    if constexpr (optimizer_slots_type::fuses_into_slot) {
+      if (!fuse) {
+        graph_.template apply_unfused<detail::FuseNone>(optimizer_slots_.bind(train_op_.optimizer));
+        optimizer_slots_.finish(train_op_.optimizer);
+        return;
+      }
+    }
+    (void)fuse;
+    graph_.template apply_unfused<Pin>(optimizer_slots_.bind(train_op_.optimizer));
+    optimizer_slots_.finish(train_op_.optimizer);
+  }
+
+  // --- phase timings (only instantiated when step_phases::timed) -------------------------------
+  using step_marks = detail::StepMarks<step_phases::timed, step_phases::size + 1>;
+
+  template <class H>
+  auto timed_before_run(H& h, SessionRunContext& ctx, step_marks& marks) {
+    auto a = detail::call_before_run(h, ctx);
+    if constexpr (HandlesBeforeRun<H>) mark(marks);
+    return a;
+  }
+  /// The end of a phase: one clock reading in a timed step, nothing otherwise.
+  void mark(step_marks& marks) {
+    if constexpr (step_phases::timed) {
+      if (marks.active) marks.t[marks.k++] = timing_now(marks.clock_hook);
+    } else {
+      (void)marks;
+    }
+  }
+  /// Calls f(std::integral_constant<std::size_t, I>{}) for I = 0, 1, ..., num_hooks - 1, in
+  /// order: a fold expression, which compiles faster than hana::for_each over a hana::range.
+  template <class F>
+  static void for_each_hook_index(F&& f) {
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (f(std::integral_constant<std::size_t, I>{}), ...);
+    }(std::make_index_sequence<num_hooks>{});
+  }
+  /// Asks every hook that wants phase timings whether to time this step (each is asked, in hook
+  /// order); the first that says yes provides the clock, read once here for the start.
+  void start_timing(step_marks& marks, const SessionRunContext& ctx) {
+    namespace hana = boost::hana;
+    for_each_hook_index([&](auto i) {
+      auto& h = hook_ref(hana::at_c<decltype(i)::value>(hooks_));
+      if constexpr (PhaseTimingHook<std::remove_cvref_t<decltype(h)>>) {
+        if (h.should_time_step(ctx) && !marks.active) {
+          marks.active = true;
+          marks.clock_hook = decltype(i)::value;
+        }
+      }
+    });
+    if (marks.active) {
+      marks.k = 0;
+      marks.t[marks.k++] = timing_now(marks.clock_hook);
+    }
+  }
+  /// A reading of the clock of hook `index` (one that wants phase timings), in seconds.
+  double timing_now(std::size_t index) {
+    namespace hana = boost::hana;
+    double t = 0.0;
+    for_each_hook_index([&](auto i) {
+      auto& h = hook_ref(hana::at_c<decltype(i)::value>(hooks_));
+      if constexpr (PhaseTimingHook<std::remove_cvref_t<decltype(h)>>) {
+        if (decltype(i)::value == index) t = static_cast<double>(h.now());
+      }
+    });
+    return t;
+  }
+  /// After the last after_run of a timed step: every hook that wants phase timings receives
+  /// the timeline (one that did not ask for this step ignores it).
+  void finish_timing(step_marks& marks) {
+    namespace hana = boost::hana;
+    const StepTimeline timeline{std::span<const StepPhaseInfo>(step_phases::infos),
+                                std::span<const double>(marks.t.data(), marks.k),
+                                train_op_.global_step->value};
+    for_each_hook_index([&](auto i) {
+      auto& h = hook_ref(hana::at_c<decltype(i)::value>(hooks_));
+      if constexpr (PhaseTimingHook<std::remove_cvref_t<decltype(h)>>)
+        h.after_timed_step(timeline);
+    });
+  }
+
+  /// The training step every run() overload calls: `caller` receives the caller's fetches
+  /// (none for plain run()); `feed_inputs()` feeds the graph and returns false at the end of
+  /// the input. Returns whether a step ran. When every hook can sit out idle runs
+  /// (skips_idle_runs) and all are idle in this one, idle_step() runs instead: no hook is called.
+  template <fixed_string... Fetch, class FeedInputs>
+  bool step(SessionRunValues<Fetch...>& caller, FeedInputs&& feed_inputs) {
+    namespace hana = boost::hana;
+    if constexpr (skips_idle_runs) {
+      if (idle_left_ > 0) [[likely]]
+        return idle_step(caller, std::forward<FeedInputs>(feed_inputs));
+      sync_idle_hooks();
+    }
+    auto release_feeds = this->start_step();
+    SessionRunContext ctx(&train_op_.global_step->value,
+                          OriginalArgs{detail::fetch_names<Fetch...>},
+                          train_op_.global_step_increment);
+    // Phase timings (hooks/step_timeline.hpp): `marks` is an empty object and every mark() an
+    // empty call unless a hook wants them; with one, the clock is read only when a hook asked
+    // for this step, decided here, before the first before_run, so that every hook's before_run
+    // is in the timeline.
+    step_marks marks;
+    if constexpr (step_phases::timed) start_timing(marks, ctx);
+    // The lambda is force-inlined (HOOKFUSE_ALWAYS_INLINE, config.hpp): it is one function
+    // per hook type.
+    auto args = detail::collect_before_run(
+        hooks_, [&ctx, &marks, this](auto& h) HOOKFUSE_ALWAYS_INLINE {
+          return timed_before_run(h, ctx, marks);
+        });
+    // What each hook requests is kept in requests_ (the args without their feed_dicts), which
+    // the fetch checks and fills below read: `args` is then dead after the hooks' feeds, where
+    // GCC would otherwise keep it across the forward pass by packing every hook's flag into one
+    // register (a shift and an OR per hook) and spilling it. hooks_fetch: whether any hook
+    // requests a tensor this run (one OR per hook that can request one), so that a step in
+    // which no hook fetches (every hook between its triggers) checks and fills nothing per hook.
+    bool hooks_fetch = false;
+    for_each_hook_index([&](auto i) {
+      constexpr std::size_t k = decltype(i)::value;
+      hana::at_c<k>(requests_) = hana::at_c<k>(args);
+      hooks_fetch |= detail::requests_fetch(hana::at_c<k>(requests_));
+    });
+    // [[unlikely]]: the input ends once. Without it GCC guesses that the rest of the step runs
+    // only about a third as often as the before_run calls, and gives inlining the hooks'
+    // after_run bodies too low a priority (bench/README.md, "Hook overhead").
+    if (!feed_inputs()) [[unlikely]] return this->finish_step(false, ctx);
+    // The hooks' feed_dicts, after the input's: a hook's feed replaces the input's.
+    hana::for_each(args, [this](const auto& a) { detail::apply_hook_feeds(graph_, a); });
+    {  // before anything is computed or updated
+      typename graph_type::read_set reads{};
+      graph_.check_fed(reads);  // the forward pass's placeholders
+      detail::check_step_feeds<Fetch...>(graph_, requests_, reads, hooks_fetch);
+    }
+    mark(marks);  // end of the input
+    {  // The graph's arithmetic (forward, backward, gradient hooks, fetches, update) flushes
+      // denormals to zero, as TensorFlow's CPU ops do (SessionOptions::flush_denormals).
+      const detail::ScopedFlushDenormal flush(flush_denormals_);
+      graph_.forward();
+      mark(marks);
+      // Fused updates happen here. Momentum fuses only without Nesterov (a run-time choice).
+      const bool fuse = !optimizer_slots_type::fuses_into_slot ||
+                        optimizer_slots_.fuse(train_op_.optimizer);
+      backward_update<pins>(fuse);
+      if constexpr (detail::has_gradient_hook<Hooks>) {
+        detail::call_before_apply_gradients(hooks_, graph_, train_op_.global_step->value);
+      }
+      mark(marks);
+      stale_global_step_ = train_op_.global_step->value;
+      if (hooks_fetch || any_fetched_) {
+        any_fetched_ = true;  // stays true if a fetch throws: the next run clears what was filled
+        // One callable for every hook: a lambda written inside the per-hook loop would be a new
+        // type per hook, and so a new fill_values per hook (code that counts against GCC's
+        // inline-unit-growth budget, which the hooks' after_run bodies then miss).
+        const auto fetch = [this]<fixed_string N>() { return fetch_stale<N>(); };
+        for_each_hook_index([&](auto i) {
+          constexpr std::size_t k = decltype(i)::value;
+          detail::fill_values(hana::at_c<k>(values_), hana::at_c<k>(requests_), fetched_[k],
+                              fetch);
+        });
+        any_fetched_ = hooks_fetch;  // fetched_[k] is now hook k's args.active
+      }
+      if constexpr (sizeof...(Fetch) > 0) {
+        std::size_t k = 0;
+        ((caller.results[k++] = fetch_stale<Fetch>()), ...);
+      } else {
+        (void)caller;
+      }
+      mark(marks);  // end of the fetches
+      apply_unfused<pins>(fuse);
+    }
+    train_op_.global_step->value += train_op_.global_step_increment;
+    mark(marks);
+    detail::call_after_run(hooks_, ctx, values_, [&] { mark(marks); });
+    if constexpr (step_phases::timed) {
+      if (marks.active) finish_timing(marks);
+    }
+    if constexpr (skips_idle_runs) idle_left_ = detail::min_idle_runs(hooks_);
+    return this->finish_step(true, ctx);
+  }
+
+  /// A run in which every hook is idle (skips_idle_runs): step() without the hooks. The same
+  /// feeds, checks, computation, caller fetches and update; no hook is called, nothing is
+  /// requested for one. Counted for skip_runs only when it completes.
+  template <fixed_string... Fetch, class FeedInputs>
+  bool idle_step(SessionRunValues<Fetch...>& caller, FeedInputs&& feed_inputs) {
+    auto release_feeds = this->start_step();
+    SessionRunContext ctx(&train_op_.global_step->value,
+                          OriginalArgs{detail::fetch_names<Fetch...>},
+                          train_op_.global_step_increment);
+    if (!feed_inputs()) [[unlikely]] return this->finish_step(false, ctx);
+    {
+      typename graph_type::read_set reads{};
+      graph_.check_fed(reads);
+      detail::check_step_feeds<Fetch...>(graph_, requests_, reads, /*hooks_fetch=*/false);
+    }
+    {
+      const detail::ScopedFlushDenormal flush(flush_denormals_);
+      graph_.forward();
+      const bool fuse = !optimizer_slots_type::fuses_into_slot ||
+                        optimizer_slots_.fuse(train_op_.optimizer);
+      backward_update<pins>(fuse);
+      stale_global_step_ = train_op_.global_step->value;
+      if constexpr (sizeof...(Fetch) > 0) {
+        std::size_t k = 0;
+        ((caller.results[k++] = fetch_stale<Fetch>()), ...);
+      } else {
+        (void)caller;
+      }
+      apply_unfused<pins>(fuse);
+    }
+    train_op_.global_step->value += train_op_.global_step_increment;
+    --idle_left_;
+    ++idle_skipped_;
+    return this->finish_step(true, ctx);
+  }
+
+  /// A hooked run that does not train (run(no_train, ...), session_interface.hpp): the
+  /// caller's and the hooks' fetches with every hook's before_run and after_run
+  /// (run_context.trains() false), as step() calls them, and no backward pass, no gradient
+  /// hook, no update, no global-step increment. The fetches compute only what they read (no
+  /// forward pass of the loss unless fetched), from the current variables; "global_step" is the
+  /// current step. Every hook is called (the idle fast path is synced first), and a profiling
+  /// hook that asks times the run with the training step's phases, "backward" and
+  /// "unfused_update" empty. Kept apart from step(), which has no branch for it.
+  template <fixed_string... Fetch, class FeedInputs>
+  bool step_no_train(SessionRunValues<Fetch...>& caller, FeedInputs&& feed_inputs) {
+    namespace hana = boost::hana;
+    check_no_train_hooks(std::type_identity<Hooks>{});
+    sync_hooks_for_caller();  // every hook sees this run: none may be skipped idle
+    auto release_feeds = this->start_step();
+    SessionRunContext ctx(&train_op_.global_step->value,
+                          OriginalArgs{detail::fetch_names<Fetch...>},
+                          train_op_.global_step_increment, /*trains=*/false);
+    step_marks marks;
+    if constexpr (step_phases::timed) start_timing(marks, ctx);
+    auto args = detail::collect_before_run(
+        hooks_, [&ctx, &marks, this](auto& h) { return timed_before_run(h, ctx, marks); });
+    bool hooks_fetch = false;
+    for_each_hook_index([&](auto i) {
+      constexpr std::size_t k = decltype(i)::value;
+      hana::at_c<k>(requests_) = hana::at_c<k>(args);
+      hooks_fetch |= detail::requests_fetch(hana::at_c<k>(requests_));
+    });
+    if (!feed_inputs()) [[unlikely]] return this->finish_step(false, ctx);
+    hana::for_each(args, [this](const auto& a) { detail::apply_hook_feeds(graph_, a); });
+    {  // only what the run fetches must be fed (no forward pass of the loss)
+      typename graph_type::read_set reads{};
+      detail::check_step_feeds<Fetch...>(graph_, requests_, reads, hooks_fetch);
+    }
+    mark(marks);  // end of the input
+    mark(marks);  // forward: none beyond the fetches
+    mark(marks);  // backward: none
+    {
+      const detail::ScopedFlushDenormal flush(flush_denormals_);
+      stale_global_step_ = train_op_.global_step->value;
+      if (hooks_fetch || any_fetched_) {
+        any_fetched_ = true;
+        const auto fetch = [this]<fixed_string N>() { return fetch_stale<N>(); };
+        for_each_hook_index([&](auto i) {
+          constexpr std::size_t k = decltype(i)::value;
+          detail::fill_values(hana::at_c<k>(values_), hana::at_c<k>(requests_), fetched_[k],
+                              fetch);
+        });
+        any_fetched_ = hooks_fetch;
+      }
+      if constexpr (sizeof...(Fetch) > 0) {
+        std::size_t k = 0;
+        ((caller.results[k++] = fetch_stale<Fetch>()), ...);
+      } else {
+        (void)caller;
+      }
+    }
+    mark(marks);  // end of the fetches
+    mark(marks);  // no update, no increment
+    detail::call_after_run(hooks_, ctx, values_, [&] { mark(marks); });
+    if constexpr (step_phases::timed) {
+      if (marks.active) finish_timing(marks);
+    }
+    if constexpr (skips_idle_runs) idle_left_ = detail::min_idle_runs(hooks_);
+    return this->finish_step(true, ctx);
+  }
 
   /// Tells the hooks how many runs they sat out (skip_runs), before they receive an event.
   void sync_idle_hooks() {
@@ -385,22 +760,43 @@ class MonitoredTrainingSession
     ((check_hook<hook_t<Hs>, MonitoredTrainingSession>(),
       detail::check_phase_timing_hook<hook_t<Hs>>(),
       detail::check_gradient_hook<hook_t<Hs>, graph_type>(),
-      fetch_checks::template check_names<hook_t<Hs>>(run_args_t<hook_t<Hs>>{})),
+      check_names<hook_t<Hs>>(run_args_t<hook_t<Hs>>{})),
      ...);
     static_assert(hook_feed_checks::check());
   }
-  using fetch_checks = detail::FetchChecks<graph_type>;
   template <fixed_string... Names>
   static constexpr void check_run_fetches() {
-    fetch_checks::template check_run_fetches<Names...>();
+    (detail::check_run_fetch<Names, Names == detail::global_step_name ||
+                                        graph_type::template has<Names> ||
+                                        is_gradient_fetch<Names>()>(),
+     ...);
   }
+  /// run<names...>(no_train): no "gradients/<name>" (no backward pass in such a run).
   template <fixed_string... Names>
   static constexpr bool check_no_train_fetches() {
-    return fetch_checks::template check_no_train_fetches<Names...>();
+    return (detail::check_no_train_fetch<void, Names, !is_gradient_fetch<Names>()>() && ...);
   }
+  /// run(no_train): no hook may request "gradients/<name>" either.
+  template <class... Hs>
+  static constexpr void check_no_train_hooks(std::type_identity<boost::hana::tuple<Hs...>>) {
+    (check_no_train_hook<hook_t<Hs>>(run_args_t<hook_t<Hs>>{}), ...);
+  }
+  template <class H, fixed_string... Names>
+  static constexpr void check_no_train_hook(SessionRunArgs<Names...>) {
+    (detail::check_no_train_fetch<H, Names, !is_gradient_fetch<Names>()>(), ...);
+  }
+  template <class H, fixed_string... Names>
+  static constexpr void check_names(SessionRunArgs<Names...>) {
+    (detail::check_fetch<H, Names,
+                         Names == detail::global_step_name ||
+                             graph_type::template has<Names> || is_gradient_fetch<Names>()>(),
+     ...);
+  }
+  /// "gradients/<name>" where the loss depends on <name> and <name> on a variable.
   template <fixed_string Name>
   static constexpr bool is_gradient_fetch() {
-    return fetch_checks::template is_gradient_fetch<Name>();
+    if constexpr (detail::gradient_target(Name.view()).empty()) return false;
+    else return graph_type::template has_adjoint<detail::gradient_target_name<Name>()>;
   }
 
   template <fixed_string Name>
