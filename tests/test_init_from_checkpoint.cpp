@@ -87,7 +87,10 @@ TEST_CASE("a directory resolves to its latest checkpoint, single renames and '/'
     CHECK_THAT(error_of<hookfuse::io::NotFoundError>([&] {
                  (void)init_from_checkpoint(empty.path, {{"/", "/"}}, vars);
                }),
-               Catch::Contains(empty.path.string()));
+               Catch::Contains("couldn't find 'checkpoint' file or checkpoints in given "
+                               "directory " +
+                               empty.path.string() + " (no " +
+                               (empty.path / "checkpoint").string() + ")"));
   }
 }
 

@@ -225,12 +225,13 @@ TEST_CASE("bad state text is a DataLossError naming the file, line, column and f
         "dir/checkpoint:1:27: field \"last_preserved_timestamp\": expected a number, found the "
         "end of the file");
   CHECK(err("model_checkpoint_path \"a\"") ==
-        "dir/checkpoint:1:23: field \"model_checkpoint_path\": expected ':'");
+        "dir/checkpoint:1:23: field \"model_checkpoint_path\": expected ':', found \"\\\"a\\\"\"");
   CHECK(err("model_checkpoint_path: [\"a\"]") ==
         "dir/checkpoint:1:24: field \"model_checkpoint_path\" is not repeated; a list [...] is "
         "not allowed");
   CHECK(err("all_model_checkpoint_paths: [\"a\" 5]") ==
-        "dir/checkpoint:1:34: field \"all_model_checkpoint_paths\": expected ',' or ']'");
+        "dir/checkpoint:1:34: field \"all_model_checkpoint_paths\": expected ',' or ']', found "
+        "\"5]\"");
   CHECK(err("model_checkpoint_path: 5") ==
         "dir/checkpoint:1:24: field \"model_checkpoint_path\": expected a quoted string, found "
         "\"5\"");

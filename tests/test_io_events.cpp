@@ -439,6 +439,15 @@ TEST_CASE("read_events: a corrupt record is a DataLossError naming the file and 
   CHECK(error_of<io::DataLossError>([&] { (void)io::read_events(garbage); })
             .find("record 0 at byte offset 0: Event.wall_time (field 1): wire type varint, "
                   "expected 64-bit") != std::string::npos);
+  // A varint cut off (field 2, step): protozero's error, naming the record and the message.
+  const auto cut = dir / "cut_varint";
+  {
+    io::RecordWriter w(cut);
+    w.write(std::string("\x10\x80", 2));
+  }
+  CHECK(error_of<io::DataLossError>([&] { (void)io::read_events(cut); })
+            .starts_with(cut.string() + ": record 0 at byte offset 0: Event: malformed Event "
+                                        "protobuf ("));
 }
 
 TEST_CASE("serialize_event: proto3 defaults left out, negative steps as 10-byte varints") {

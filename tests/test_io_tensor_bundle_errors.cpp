@@ -287,6 +287,76 @@ TEST_CASE("forged entries and headers are DataLossError saying what was expected
   CHECK_THAT(open_error(p), Catch::Contains("bad consumer"));
 }
 
+TEST_CASE("more forged headers and entries name the file, the field and both values") {
+  TempDir dir;
+  const auto p = dir / "forged2";
+  const std::string index = io::meta_filename(p).string();
+  const auto f1 = bytes_of({0x08, 0x01});  // dtype DT_FLOAT
+  // endianness 2
+  write_raw_bundle(p, {{"", bytes_of({0x08, 0x01, 0x10, 0x02, 0x1a, 0x02, 0x08, 0x01})}}, 0);
+  CHECK(open_error(p) == index + ": header: BundleHeaderProto.endianness (field 2) is 2, "
+                                 "expected 0 (LITTLE) or 1 (BIG)");
+  // producer -1 (a 10-byte varint)
+  write_raw_bundle(p,
+                   {{"", bytes_of({0x08, 0x01, 0x1a, 0x0b, 0x08, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                   0xff, 0xff, 0xff, 0xff, 0x01})}},
+                   0);
+  CHECK(open_error(p) == index + ": header: VersionDef.producer (field 1) is -1, expected >= 0");
+  // dtype 2^31
+  write_raw_bundle(p, {{"", kHeader}, {"w", bytes_of({0x08, 0x80, 0x80, 0x80, 0x80, 0x08})}}, 4);
+  CHECK(open_error(p) ==
+        index + ": tensor 'w': BundleEntryProto.dtype (field 1) = 2147483648 does not fit int32");
+  // unknown rank
+  write_raw_bundle(p, {{"", kHeader}, {"w", f1 + bytes_of({0x12, 0x02, 0x18, 0x01})}}, 4);
+  CHECK(open_error(p) == index + ": tensor 'w': shape has unknown rank, expected a known shape");
+  // offset -1
+  write_raw_bundle(p,
+                   {{"", kHeader},
+                    {"w", f1 + bytes_of({0x12, 0x00, 0x20, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                         0xff, 0xff, 0xff, 0x01, 0x28, 0x04})}},
+                   4);
+  CHECK(open_error(p) == index + ": tensor 'w': BundleEntryProto.offset (field 4) -1 and size "
+                                 "(field 5) 4, expected both >= 0");
+}
+
+TEST_CASE("a malformed string tensor names the data file, the tensor and the byte") {
+  TempDir dir;
+  const auto p = dir / "strings";
+  const std::string data = io::data_filename(p).string();
+  // DT_STRING (7) of shape [n], `size` bytes at offset 0 of a data file holding `bytes`.
+  auto write = [&](unsigned n, const Bytes& bytes) {
+    write_raw_bundle(p,
+                     {{"", kHeader},
+                      {"s", bytes_of({0x08, 0x07, 0x12, 0x04, 0x12, 0x02, 0x08, n, 0x28,
+                                      static_cast<unsigned>(bytes.size())})}},
+                     0);
+    write_bytes(io::data_filename(p), bytes);
+  };
+  auto error = [&] {
+    return error_of<io::DataLossError>([&] { (void)io::BundleReader(p).lookup_strings("s"); });
+  };
+  write(2, {0x00});
+  CHECK(error() == data + ": tensor 's': 2 strings cannot fit in 1 bytes");
+  write(1, {0x80});
+  CHECK(error() == data + ": tensor 's': string length 0 is cut off at byte 1 of the 1-byte "
+                          "tensor, expected a complete varint");
+  write(1, {0x00});
+  CHECK(error() == data + ": tensor 's': lengths' checksum is cut off: expected 4 bytes at byte "
+                          "1, the 1-byte tensor has 0");
+  // Well-formed lengths (their masked CRC32C follows them), then too few or too many bytes.
+  auto with_lengths_crc = [](std::uint32_t len, Bytes tail) {
+    const std::uint32_t crc = io::masked_crc32c(&len, 4);
+    Bytes b{static_cast<unsigned char>(len)};
+    for (int i = 0; i < 4; ++i) b.push_back(static_cast<unsigned char>((crc >> (8 * i)) & 0xffu));
+    b.insert(b.end(), tail.begin(), tail.end());
+    return b;
+  };
+  write(1, with_lengths_crc(5, {}));
+  CHECK(error() == data + ": tensor 's': string of 5 bytes reaches past the 5-byte tensor");
+  write(1, with_lengths_crc(0, {'x'}));
+  CHECK(error() == data + ": tensor 's': 1 bytes left after the last string, expected none");
+}
+
 TEST_CASE("a dtype hookfuse does not read is listed, and reading it says so") {
   TempDir dir;
   const auto p = dir / "half";

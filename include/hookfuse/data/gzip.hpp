@@ -87,7 +87,10 @@ class GzipInflater {
       // Z_DATA_ERROR (bad header, bad deflate data, CRC or length mismatch), Z_MEM_ERROR, ...
       fail<DataError>(name_ + ": corrupt gzip data: " +
                       (zs_.msg != nullptr ? std::string(zs_.msg) : std::string(zError(rc))) +
-                      " (zlib inflate error " + std::to_string(rc) + ")");
+                      " (zlib inflate error " + std::to_string(rc) + ", at compressed byte " +
+                      std::to_string(in_pos_ - zs_.avail_in) + " of " +
+                      std::to_string(in_.size()) + ", after " + std::to_string(total_out_) +
+                      " bytes inflated)");
     }
     return got;
   }

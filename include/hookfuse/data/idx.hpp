@@ -13,9 +13,11 @@
 #pragma once
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -83,7 +85,7 @@ inline std::vector<std::uint8_t> read_file_bytes(const std::filesystem::path& pa
     fail<DataError>(name + ": " + what + "not a regular file, expected an IDX file (raw or .gz)");
   }
   std::ifstream file(path, std::ios::binary);
-  if (!file) fail<DataError>(name + ": cannot open for reading");
+  if (!file) fail<DataError>(name + ": cannot open for reading: " + std::strerror(errno));
 
   std::vector<std::uint8_t> bytes;
   const auto size = std::filesystem::file_size(path, ec);
@@ -93,7 +95,10 @@ inline std::vector<std::uint8_t> read_file_bytes(const std::filesystem::path& pa
     const auto* p = reinterpret_cast<const std::uint8_t*>(buf);
     bytes.insert(bytes.end(), p, p + file.gcount());
   }
-  if (file.bad()) fail<DataError>(name + ": read error");
+  if (file.bad()) {
+    fail<DataError>(name + ": read error after " + std::to_string(bytes.size()) + " bytes: " +
+                    std::strerror(errno));
+  }
   return bytes;
 }
 

@@ -16,8 +16,10 @@
 #pragma once
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -173,7 +175,10 @@ std::string write_export(const std::filesystem::path& export_path,
     std::ofstream out(temp_dir / "eval_result.json", std::ios::trunc);
     out << j.dump(2) << '\n';
     out.flush();
-    if (!out) fail<io::IoError>("cannot write " + (temp_dir / "eval_result.json").string());
+    if (!out) {
+      fail<io::IoError>("cannot write " + (temp_dir / "eval_result.json").string() + ": " +
+                        std::strerror(errno));
+    }
   }
   std::filesystem::remove_all(final_dir, ec);
   std::filesystem::rename(temp_dir, final_dir, ec);

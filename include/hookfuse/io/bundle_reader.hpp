@@ -191,7 +191,8 @@ class BasicBundleReader {
     const std::uint64_t size = detail::regular_file_size(fd, index_path_);
     std::string bytes(static_cast<std::size_t>(size), '\0');
     if (!detail::pread_exact(fd, index_path_, 0, bytes.data(), bytes.size())) {
-      detail::fail_data_loss(index_path_.string(), "file shrank while being read");
+      detail::fail_data_loss(index_path_.string(), "file shrank while being read: expected " +
+                                                       std::to_string(size) + " bytes, found fewer");
     }
     return bytes;
   }
@@ -255,11 +256,14 @@ class BasicBundleReader {
   void check_header(const detail::BundleHeader& h) {
     const std::string file = index_path_.string() + ": header";
     if (h.endianness == 1) {
-      detail::fail_data_loss(file, "big-endian bundle; hookfuse reads little-endian bundles only");
+      detail::fail_data_loss(file,
+                             "BundleHeaderProto.endianness (field 2) is 1 (BIG), expected 0 "
+                             "(LITTLE): a big-endian bundle; hookfuse reads little-endian only");
     }
     if (h.endianness != 0) {
       detail::fail_data_loss(
-          file, "endianness " + std::to_string(h.endianness) + ", expected 0 (LITTLE) or 1 (BIG)");
+          file, "BundleHeaderProto.endianness (field 2) is " + std::to_string(h.endianness) +
+                    ", expected 0 (LITTLE) or 1 (BIG)");
     }
     if (h.num_shards < 1) {
       detail::fail_data_loss(file, "BundleHeaderProto.num_shards (field 1) is " +
@@ -267,19 +271,23 @@ class BasicBundleReader {
                                        ", expected >= 1 (one data file per shard)");
     }
     if (h.producer < kTensorBundleMinProducer) {
-      detail::fail_data_loss(file, "producer version " + std::to_string(h.producer) +
-                                       " is below the minimum " +
+      detail::fail_data_loss(file, "VersionDef.producer (field 1) is " +
+                                       std::to_string(h.producer) + ", expected >= " +
                                        std::to_string(kTensorBundleMinProducer));
     }
     if (h.min_consumer > kTensorBundleVersion) {
       detail::fail_data_loss(file,
-                             "needs a reader of version >= " + std::to_string(h.min_consumer) +
-                                 ", this one is " + std::to_string(kTensorBundleVersion));
+                             "VersionDef.min_consumer (field 2) is " +
+                                 std::to_string(h.min_consumer) + ": needs a reader of version >= " +
+                                 std::to_string(h.min_consumer) + ", this one is " +
+                                 std::to_string(kTensorBundleVersion));
     }
     if (std::find(h.bad_consumers.begin(), h.bad_consumers.end(), kTensorBundleVersion) !=
         h.bad_consumers.end()) {
-      detail::fail_data_loss(file, "lists reader version " + std::to_string(kTensorBundleVersion) +
-                                       " as a bad consumer");
+      detail::fail_data_loss(file, "VersionDef.bad_consumers (field 3) lists " +
+                                       std::to_string(kTensorBundleVersion) +
+                                       ", this reader's version, as a bad consumer; expected it "
+                                       "absent");
     }
     num_shards_ = static_cast<std::int32_t>(h.num_shards);
   }
@@ -294,8 +302,9 @@ class BasicBundleReader {
                   " (the header's num_shards is " + std::to_string(num_shards_) + ")");
     }
     if (e.offset < 0 || e.size < 0) {
-      detail::fail_data_loss(at, "offset " + std::to_string(e.offset) + " and size " +
-                                     std::to_string(e.size) + ", expected both >= 0");
+      detail::fail_data_loss(at, "BundleEntryProto.offset (field 4) " + std::to_string(e.offset) +
+                                     " and size (field 5) " + std::to_string(e.size) +
+                                     ", expected both >= 0");
     }
     const std::size_t elem = data_type_size(e.dtype);
     if (elem != 0 && !e.sliced) {
@@ -392,8 +401,10 @@ class BasicBundleReader {
     const auto offset = static_cast<std::uint64_t>(e.offset);
     const auto size = static_cast<std::uint64_t>(e.size);
     if (!detail::pread_exact(shard.fd, shard.path, offset, out, static_cast<std::size_t>(size))) {
-      detail::fail_data_loss(where(shard.path, e.key), "the file ends before the tensor's " +
-                                                           std::to_string(e.size) + " bytes");
+      detail::fail_data_loss(where(shard.path, e.key),
+                             "the file ends before the tensor's " + std::to_string(e.size) +
+                                 " bytes at offset " + std::to_string(offset) +
+                                 " (expected them; it shrank while being read)");
     }
   }
 

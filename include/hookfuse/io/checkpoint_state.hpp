@@ -111,7 +111,8 @@ template <class = void>
       in.error_at(field_at, "Message type \"tensorflow.CheckpointState\" has no field named \"" +
                                 std::string(name) + "\"");
     if (!in.consume(':'))
-      in.error_at(in.position(), "field \"" + std::string(name) + "\": expected ':'");
+      in.error_at(in.position(), "field \"" + std::string(name) + "\": expected ':', found " +
+                                     in.describe_next(in.position()));
     auto one_value = [&] {
       if (name == "model_checkpoint_path")
         state.model_checkpoint_path = in.string_value(name);
@@ -131,7 +132,9 @@ template <class = void>
         do one_value();
         while (in.consume(','));
         if (!in.consume(']'))
-          in.error_at(in.position(), "field \"" + std::string(name) + "\": expected ',' or ']'");
+          in.error_at(in.position(), "field \"" + std::string(name) +
+                                         "\": expected ',' or ']', found " +
+                                         in.describe_next(in.position()));
       }
     } else {
       one_value();

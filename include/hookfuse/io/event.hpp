@@ -202,7 +202,8 @@ template <class = void>
       }
     }
   } catch (const protozero::exception& ex) {
-    hookfuse::detail::fail<DataLossError>(self + ": malformed protobuf (" + ex.what() + ")");
+    hookfuse::detail::fail<DataLossError>(self + ": malformed Event protobuf (" + ex.what() +
+                                          "), expected a serialized tensorflow.Event");
   }
   return e;
 }

@@ -60,7 +60,8 @@ std::filesystem::path resolve_checkpoint(const std::filesystem::path& ckpt_dir_o
     ::hookfuse::detail::fail<NotFoundError>(
         "init_from_checkpoint: couldn't find 'checkpoint' file or checkpoints in given "
         "directory " +
-        ckpt_dir_or_prefix.string());
+        ckpt_dir_or_prefix.string() + " (no " +
+        (ckpt_dir_or_prefix / kCheckpointStateFilename).string() + ")");
   return *latest;
 }
 

@@ -246,7 +246,8 @@ SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
               std::to_string(file_size) + " bytes) (InvalidHeaderLength)");
   std::string header(static_cast<std::size_t>(n), '\0');
   if (!f.pread_all(8, std::as_writable_bytes(std::span(header))))
-    f.corrupt("truncated while reading the header");
+    f.corrupt("truncated while reading the header: expected " + std::to_string(n) +
+              " bytes at offset 8, the file ended first");
   detail::RawHeader raw;
   std::string error;
   if (!detail::parse_header<Json>(header, raw, error)) f.corrupt("header: " + error);

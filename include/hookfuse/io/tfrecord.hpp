@@ -380,7 +380,9 @@ class BasicRecordReader {
       // The file shrank since its size was looked at.
       hookfuse::detail::fail<IoError>(path_.string() + ": record " + std::to_string(index_) +
                                       " at byte offset " + std::to_string(offset_) +
-                                      ": the file shrank while being read");
+                                      ": the file shrank while being read (expected " +
+                                      std::to_string(n) + " bytes at byte offset " +
+                                      std::to_string(at) + ")");
     }
   }
 

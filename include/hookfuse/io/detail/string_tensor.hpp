@@ -44,7 +44,9 @@ template <class = void>
     std::uint64_t len = 0;
     for (int shift = 0;; shift += 7) {
       if (pos >= bytes.size() || shift > 63) {
-        fail_data_loss(at, "string length " + std::to_string(i) + " is cut off");
+        fail_data_loss(at, "string length " + std::to_string(i) + " is cut off at byte " +
+                               std::to_string(pos) + " of the " + std::to_string(bytes.size()) +
+                               "-byte tensor, expected a complete varint");
       }
       const auto b = static_cast<std::uint8_t>(bytes[pos++]);
       len |= std::uint64_t{b & 0x7fu} << shift;
@@ -59,7 +61,11 @@ template <class = void>
     lengths.push_back(len);
   }
   if (n > 0 || !bytes.empty()) {  // an empty string tensor may omit the checksum
-    if (bytes.size() - pos < 4) fail_data_loss(at, "lengths' checksum is cut off");
+    if (bytes.size() - pos < 4) {
+      fail_data_loss(at, "lengths' checksum is cut off: expected 4 bytes at byte " +
+                             std::to_string(pos) + ", the " + std::to_string(bytes.size()) +
+                             "-byte tensor has " + std::to_string(bytes.size() - pos));
+    }
     std::uint32_t stored = 0;
     std::memcpy(&stored, bytes.data() + pos, 4);
     if (stored != mask_crc(crc.value())) {

@@ -238,6 +238,14 @@ class BasicTextFormatScanner {
                                             std::to_string(column) + ": " + message);
   }
 
+  /// A short, printable description of the input at `at` for messages.
+  std::string describe_next(std::size_t at) const {
+    if (at >= text_.size()) return "the end of the file";
+    std::string shown;
+    append_c_escaped(shown, text_.substr(at, 16));
+    return "\"" + shown + "\"";
+  }
+
  private:
   static bool is_ident_char(char c, bool first) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
@@ -252,14 +260,6 @@ class BasicTextFormatScanner {
       return true;
     };
     return eq("inf") || eq("inff") || eq("infinity") || eq("infinityf") || eq("nan") || eq("nanf");
-  }
-
-  /// A short, printable description of the input at `at` for messages.
-  std::string describe_next(std::size_t at) const {
-    if (at >= text_.size()) return "the end of the file";
-    std::string shown;
-    append_c_escaped(shown, text_.substr(at, 16));
-    return "\"" + shown + "\"";
   }
 
   static int hex_value(char c) {
