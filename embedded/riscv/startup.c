@@ -62,8 +62,10 @@ __attribute__((noreturn)) void hookfuse_reset(void) {
   virt_exit(main());
 }
 
-/* Any exception (illegal instruction, misaligned or faulting access): report and exit 3. */
-__attribute__((interrupt("machine"), aligned(4))) void hookfuse_trap(void) {
+/* Any exception (illegal instruction, misaligned or faulting access): report and exit 3. It
+ * never returns, so it saves no registers (an interrupt("machine") handler of an F build saves
+ * the FP registers, itself a trap when mstatus.FS is off). */
+__attribute__((noreturn, aligned(4))) void hookfuse_trap(void) {
   uint32_t cause, epc;
   __asm__ volatile(".option push\n.option arch, +zicsr\ncsrr %0, mcause\n.option pop" : "=r"(cause));
   __asm__ volatile(".option push\n.option arch, +zicsr\ncsrr %0, mepc\n.option pop" : "=r"(epc));
