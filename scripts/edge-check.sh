@@ -6,14 +6,23 @@
 #     has no allocation symbol, runs it on qemu-system-arm -M mps2-an386 -semihosting (loss at
 #     step 0 above 1.0, at the last step below 0.1, training accuracy >= 0.95, exit status 0),
 #     and checks that the variant with a std::vector in a hook fails to link,
-#  3. aarch64: cross-builds the core tests (HOOKFUSE_CORE_ONLY) with g++-aarch64-linux-gnu
+#  3. RV32: cross-builds mcu_train for rv32imac/ilp32 (soft float) and rv32imafc/ilp32f (FPU)
+#     with riscv64-unknown-elf-gcc and picolibc, runs each on qemu-system-riscv32 -M virt (output
+#     on the UART, exit status through the test finisher; the same loss and accuracy checks) and
+#     checks with riscv64-unknown-elf-nm that neither has an allocation symbol,
+#  4. aarch64: cross-builds the core tests (HOOKFUSE_CORE_ONLY) with g++-aarch64-linux-gnu
 #     -static and runs them with ctest under qemu-aarch64.
+#
+# Every bare-metal ELF is also held to its flash budget (embedded/flash-budget.txt: text + data,
+# as `size` counts them); a program that outgrows it fails the check, which prints measured
+# against budget. Static RAM (data + bss, the bss including the stack the linker script
+# reserves) is printed beside it.
 #
 # `scripts/edge-check.sh --install-only` does step 1 and nothing else (.ci/run starts it in the
 # background while the README build compiles: the downloads then cost no wall time).
 #
 # Exits non-zero on the first failure. Build trees: $EDGE_BUILD_DIR (default build-edge/) with
-# mcu/ and aarch64/ inside; re-runs are incremental. -j2 by default ($EDGE_JOBS).
+# mcu/, riscv/ and aarch64/ inside; re-runs are incremental. -j2 by default ($EDGE_JOBS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -29,10 +38,56 @@ esac
 
 step() { printf '\n== edge-check: %s (%ds)\n' "$*" $((SECONDS - start)); }
 
+# check_training <name> <output>: the loss at step 0 above 1.0, at the last step below 0.1, and
+# the training accuracy at least 0.95 (the lines mcu_train prints at the end).
+check_training() {
+  local name=$1 output=$2 first last accuracy
+  first=$(printf '%s\n' "$output" | sed -n 's/^first_loss: //p')
+  last=$(printf '%s\n' "$output" | sed -n 's/^last_loss: //p')
+  accuracy=$(printf '%s\n' "$output" | sed -n 's/^train_accuracy: //p')
+  if ! awk -v f="$first" -v l="$last" -v a="$accuracy" \
+       'BEGIN { exit !(f != "" && l != "" && a != "" && f > 1.0 && l < 0.1 && a >= 0.95) }'; then
+    echo "edge-check: FAIL: $name: first_loss=$first (want > 1.0), last_loss=$last (want < 0.1)," \
+         "train_accuracy=$accuracy (want >= 0.95)" >&2
+    exit 1
+  fi
+  echo "$name: first_loss $first > 1.0, last_loss $last < 0.1, train_accuracy $accuracy >= 0.95"
+}
+
+# check_size <budget name> <size tool> <elf>: prints flash (text + data) and static RAM (data +
+# bss) and fails when the flash exceeds the budget in embedded/flash-budget.txt.
+check_size() {
+  local name=$1 size_tool=$2 elf=$3 text data bss budget
+  read -r text data bss _ < <("$size_tool" "$elf" | awk 'NR == 2')
+  budget=$(awk -v n="$name" '$1 == n { print $2 }' embedded/flash-budget.txt)
+  if [ -z "$budget" ]; then
+    echo "edge-check: FAIL: no flash budget for $name in embedded/flash-budget.txt" >&2
+    exit 1
+  fi
+  echo "$name: flash (text+data) $((text + data)) bytes, budget $budget;" \
+       "static RAM (data+bss, reserved stack included) $((data + bss)) bytes"
+  if [ $((text + data)) -gt "$budget" ]; then
+    echo "edge-check: FAIL: $name: flash $((text + data)) bytes > budget $budget bytes" \
+         "(embedded/flash-budget.txt)" >&2
+    exit 1
+  fi
+}
+
+# check_no_heap <nm tool> <elf>
+check_no_heap() {
+  if "$1" "$2" | grep -E ' (malloc|_malloc_r|calloc|realloc|free|_sbrk|_sbrk_r|_Znw[^ ]*|_Zna[^ ]*)$'; then
+    echo "edge-check: FAIL: $2 has allocation symbols (above)" >&2
+    exit 1
+  fi
+  echo "none of malloc, _sbrk, _Znw*, _Zna* in $2"
+}
+
 # --- 1. toolchains ---------------------------------------------------------------------------
 scripts/install-deps.sh
 packages=(gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib libnewlib-arm-none-eabi
-          g++-aarch64-linux-gnu qemu-user qemu-system-arm)
+          g++-aarch64-linux-gnu qemu-user qemu-system-arm
+          gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf libstdc++-arm-none-eabi-dev
+          qemu-system-misc)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" 2>/dev/null | grep -qx 'Status: install ok installed' || missing+=("$p")
@@ -55,13 +110,10 @@ cmake -S embedded -B "$build/mcu" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchain-
 cmake --build "$build/mcu" --target mcu_train   # also runs check_no_heap.cmake after linking
 elf=$build/mcu/mcu_train.elf
 
-step "Cortex-M4F: no allocation symbols"
-if arm-none-eabi-nm "$elf" | grep -E ' (malloc|_malloc_r|calloc|realloc|free|_sbrk|_sbrk_r|_Znw[^ ]*|_Zna[^ ]*)$'; then
-  echo "edge-check: FAIL: $elf has allocation symbols (above)" >&2
-  exit 1
-fi
-echo "none of malloc, _sbrk, _Znw*, _Zna* in $elf"
+step "Cortex-M4F: no allocation symbols, flash budget"
+check_no_heap arm-none-eabi-nm "$elf"
 arm-none-eabi-size "$elf"
+check_size mcu_train_cortex_m4f arm-none-eabi-size "$elf"
 
 step "Cortex-M4F: run on qemu-system-arm -M mps2-an386"
 set +e
@@ -73,16 +125,7 @@ if [ $status -ne 0 ]; then
   echo "edge-check: FAIL: mcu_train exited with status $status" >&2
   exit 1
 fi
-first=$(printf '%s\n' "$output" | sed -n 's/^first_loss: //p')
-last=$(printf '%s\n' "$output" | sed -n 's/^last_loss: //p')
-accuracy=$(printf '%s\n' "$output" | sed -n 's/^train_accuracy: //p')
-if ! awk -v f="$first" -v l="$last" -v a="$accuracy" \
-     'BEGIN { exit !(f != "" && l != "" && a != "" && f > 1.0 && l < 0.1 && a >= 0.95) }'; then
-  echo "edge-check: FAIL: first_loss=$first (want > 1.0), last_loss=$last (want < 0.1)," \
-       "train_accuracy=$accuracy (want >= 0.95)" >&2
-  exit 1
-fi
-echo "mcu_train: first_loss $first > 1.0, last_loss $last < 0.1, train_accuracy $accuracy >= 0.95"
+check_training mcu_train "$output"
 
 step "Cortex-M4F: a std::vector in a hook must fail to link"
 set +e
@@ -100,7 +143,37 @@ if ! printf '%s\n' "$link_output" | grep -F "undefined reference to \`__wrap__Zn
 fi
 echo "mcu_train_heap_hook fails to link, as it must"
 
-# --- 3. aarch64 ------------------------------------------------------------------------------
+# --- 3. RV32 ----------------------------------------------------------------------------------
+# Both ISAs in one build tree (one compile each, in parallel with -j2). The soft-float variant
+# runs on a CPU without F and D (-cpu rv32,f=false,d=false): a floating-point instruction in it
+# would trap.
+step "RV32: build mcu_train for rv32imac and rv32imafc"
+cmake -S embedded -B "$build/riscv" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchain-riscv32.cmake"
+cmake --build "$build/riscv" -j"$jobs"   # also runs check_no_heap.cmake after each link
+for isa in rv32imac rv32imafc; do
+  elf=$build/riscv/mcu_train_$isa.elf
+  step "RV32 $isa: no allocation symbols, flash budget"
+  check_no_heap riscv64-unknown-elf-nm "$elf"
+  riscv64-unknown-elf-size "$elf"
+  check_size "mcu_train_$isa" riscv64-unknown-elf-size "$elf"
+
+  step "RV32 $isa: run on qemu-system-riscv32 -M virt"
+  cpu=rv32
+  [ "$isa" = rv32imac ] && cpu=rv32,f=false,d=false
+  set +e
+  output=$(timeout 300 qemu-system-riscv32 -M virt -cpu "$cpu" -bios none -nographic \
+             -kernel "$elf" </dev/null 2>&1)
+  status=$?
+  set -e
+  printf '%s\n' "$output"
+  if [ $status -ne 0 ]; then
+    echo "edge-check: FAIL: mcu_train_$isa exited with status $status" >&2
+    exit 1
+  fi
+  check_training "mcu_train_$isa" "$output"
+done
+
+# --- 4. aarch64 ------------------------------------------------------------------------------
 step "aarch64: build the core tests (g++-aarch64-linux-gnu -static)"
 # No compile-only checks (compile-fail snippets, standalone headers): they test the headers, not
 # the target, and the host build runs them.

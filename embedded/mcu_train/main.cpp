@@ -9,8 +9,9 @@
 // first and last loss. At the end the program evaluates the training accuracy and exits with
 // status 0 only if the loss fell from above 1.0 to below 0.1 and the accuracy is at least 0.95.
 //
-// Built two ways: for the MPS2 AN386 board (MCU_TRAIN_BARE_METAL; embedded/CMakeLists.txt,
-// run under qemu-system-arm -semihosting) and for the host, where the same code logs to stdout
+// Built three ways: for the MPS2 AN386 board (MCU_TRAIN_BARE_METAL; embedded/CMakeLists.txt,
+// run under qemu-system-arm -semihosting), for QEMU's riscv virt board (the same, with the
+// riscv toolchain; output on the UART) and for the host, where the same code logs to stdout
 // (the host build's ctest runs it too).
 #include <cmath>
 #include <cstdint>
@@ -20,21 +21,33 @@
 
 namespace hf = hookfuse;
 
-#ifdef MCU_TRAIN_BARE_METAL
+#if defined(MCU_TRAIN_BARE_METAL) && defined(__riscv)
+#include "virt.hpp"
+
+namespace platform {  // QEMU's riscv virt board: UART, mtime, test finisher
+using Logger = riscv_virt::Logger;
+using Clock = riscv_virt::MtimeClock;
+inline void print(std::string_view text) { riscv_virt::write(text); }
+[[noreturn]] inline void exit(int status) { riscv_virt::exit(status); }
+}  // namespace platform
+#elif defined(MCU_TRAIN_BARE_METAL)
 #include "semihosting.hpp"
 
-namespace platform {
+namespace platform {  // Cortex-M4F: semihosting, SysTick
 using Logger = semihosting::Logger;
 using Clock = cortex_m::SysTickClock;
 inline void print(std::string_view text) { semihosting::write(text); }
+[[noreturn]] inline void exit(int status) { semihosting::exit(status); }
 }  // namespace platform
+#endif
 
+#ifdef MCU_TRAIN_BARE_METAL
 // Every hookfuse error ends here in a build without exceptions.
 [[noreturn]] void hookfuse::error_handler(std::string_view what) {
-  semihosting::write("FATAL:hookfuse:");
-  semihosting::write(what);
-  semihosting::write("\n");
-  semihosting::exit(2);
+  platform::print("FATAL:hookfuse:");
+  platform::print(what);
+  platform::print("\n");
+  platform::exit(2);
 }
 #else
 #include <cstdio>

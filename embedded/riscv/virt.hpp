@@ -1,0 +1,38 @@
+// embedded/riscv/virt.hpp: the hookfuse policies for QEMU's riscv virt board: a logger on the
+// UART, the clock from the CLINT's mtime, the exit through the test finisher (virt_io.h).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include <hookfuse/logging.hpp>
+
+#include "virt_io.h"
+
+/// Bytes of stack used so far (the deepest point reached; startup.c paints the stack).
+extern "C" std::uint32_t hookfuse_stack_high_water();
+
+namespace riscv_virt {
+
+inline void write(std::string_view text) { virt_uart_write_n(text.data(), text.size()); }
+
+[[noreturn]] inline void exit(int status) { virt_exit(status); }
+
+/// hookfuse logger policy: "INFO:hookfuse:<line>" on the UART, like the hosted StderrLogger.
+struct Logger {
+  void log(hookfuse::Severity s, std::string_view line) const {
+    static constexpr const char* names[] = {"DEBUG", "INFO", "WARNING", "ERROR", "FATAL"};
+    write(names[static_cast<int>(s)]);
+    write(":hookfuse:");
+    write(line);
+    write("\n");
+  }
+};
+static_assert(hookfuse::Logger<Logger>);
+
+/// hookfuse clock policy: seconds from mtime (10 MHz on virt).
+struct MtimeClock {
+  double now() const { return static_cast<double>(virt_mtime()) / VIRT_TIMEBASE_HZ; }
+};
+
+}  // namespace riscv_virt
