@@ -52,32 +52,15 @@
 
 #include "campaign_phase.hpp"
 #include "checkpoint_check.hpp"
+#include "driver_util.hpp"
 #include "kill_model.hpp"
 
 namespace fs = std::filesystem;
 using hookfuse_test::Phase;
+using hookfuse_test::read_all;
+using hookfuse_test::state_step;
 
 namespace {
-
-/// The global step in the state file's model_checkpoint_path ("...-120"), or -1.
-std::int64_t state_step(const fs::path& dir) {
-  try {
-    const auto state = hookfuse::io::get_checkpoint_state(dir);
-    if (!state) return -1;
-    const std::string& p = state->model_checkpoint_path;
-    return std::stoll(p.substr(p.rfind('-') + 1));
-  } catch (...) {
-    return -1;
-  }
-}
-
-std::string read_all(int fd) {
-  std::string out;
-  char buf[256];
-  for (ssize_t k; (k = ::read(fd, buf, sizeof buf)) > 0;)
-    out.append(buf, static_cast<std::size_t>(k));
-  return out;
-}
 
 struct Temporaries {
   int state = 0;   // checkpoint.tmp-*

@@ -10,14 +10,14 @@
 // The fused update: when the optimizer's update is linear in the gradient (SGD), the update of
 // every variable whose gradient no hook can see is folded into the backward pass (the weight-
 // gradient product accumulates straight into the weights; for Momentum without Nesterov, into
-// its "Momentum" slot, see autodiff/fusion_policy.hpp's SlotAccumulation). Adam, RMSProp and Adagrad never fuse;
-// their slots (session/optimizer_slots.hpp) are created when the graph is bound. A variable stays unfused, its
-// gradient stored in Variable::grad and applied after the fetches, when a hook
-// requests "gradients/<variable>", when any hook declares `reads_gradients` or is a gradient
-// hook (before_apply_gradients, session/gradient_event.hpp), or when the
-// variable is used more than once in the model. (A hook that requests a variable itself gets a
-// view of it, which shows this run's update in after_run on both paths.) Decided at
-// compile time; see update_fused below.
+// its "Momentum" slot, see autodiff/fusion_policy.hpp's SlotAccumulation). Adam, RMSProp and
+// Adagrad never fuse; their slots (session/optimizer_slots.hpp) are created when the graph is
+// bound. A variable stays unfused, its gradient stored in Variable::grad and applied after the
+// fetches, when a hook requests "gradients/<variable>", when any hook declares
+// `reads_gradients` or is a gradient hook (before_apply_gradients, session/gradient_event.hpp),
+// or when the variable is used more than once in the model. (A hook that requests a variable
+// itself gets a view of it, which shows this run's update in after_run on both paths.) Decided
+// at compile time; see update_fused below.
 //
 // Phase timings: when a hook declares wants_phase_timings (ProfilerHook; hooks/step_timeline.hpp)
 // the step reads that hook's clock at the end of every phase, in steps the hook asked for, and
