@@ -47,8 +47,7 @@ inline void write(std::string_view text) {
 /// hookfuse logger policy: "INFO:hookfuse:<line>" over semihosting, like the hosted StderrLogger.
 struct Logger {
   void log(hookfuse::Severity s, std::string_view line) const {
-    static constexpr const char* names[] = {"DEBUG", "INFO", "WARNING", "ERROR", "FATAL"};
-    write(names[static_cast<int>(s)]);
+    write(hookfuse::severity_name(s));
     write(":hookfuse:");
     write(line);
     write("\n");

@@ -56,8 +56,7 @@ inline void print(std::string_view text) { semihosting::write(text); }
 namespace platform {
 struct Logger {  // the semihosting logger's format, on stdout
   void log(hf::Severity s, std::string_view line) const {
-    static constexpr const char* names[] = {"DEBUG", "INFO", "WARNING", "ERROR", "FATAL"};
-    std::printf("%s:hookfuse:%.*s\n", names[static_cast<int>(s)], static_cast<int>(line.size()),
+    std::printf("%s:hookfuse:%.*s\n", hf::severity_name(s), static_cast<int>(line.size()),
                 line.data());
   }
 };

@@ -21,8 +21,7 @@ inline void write(std::string_view text) { virt_uart_write_n(text.data(), text.s
 /// hookfuse logger policy: "INFO:hookfuse:<line>" on the UART, like the hosted StderrLogger.
 struct Logger {
   void log(hookfuse::Severity s, std::string_view line) const {
-    static constexpr const char* names[] = {"DEBUG", "INFO", "WARNING", "ERROR", "FATAL"};
-    write(names[static_cast<int>(s)]);
+    write(hookfuse::severity_name(s));
     write(":hookfuse:");
     write(line);
     write("\n");

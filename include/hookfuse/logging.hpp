@@ -22,6 +22,18 @@ constexpr char severity_letter(Severity s) {
   return '?';
 }
 
+/// The severity's name as TensorFlow's Python logging prints it ("INFO", "WARNING", ...).
+constexpr const char* severity_name(Severity s) {
+  switch (s) {
+    case Severity::debug: return "DEBUG";
+    case Severity::info: return "INFO";
+    case Severity::warning: return "WARNING";
+    case Severity::error: return "ERROR";
+    case Severity::fatal: return "FATAL";
+  }
+  return "?";
+}
+
 /// A logger takes a severity and one line of text (without the trailing newline).
 template <class L>
 concept Logger = requires(L& logger, Severity s, std::string_view line) {
@@ -31,8 +43,7 @@ concept Logger = requires(L& logger, Severity s, std::string_view line) {
 /// Default logger: writes "INFO:tensorflow:"-style lines, as "INFO:hookfuse:<line>", to stderr.
 struct StderrLogger {
   void log(Severity s, std::string_view line) const {
-    static constexpr const char* names[] = {"DEBUG", "INFO", "WARNING", "ERROR", "FATAL"};
-    std::fprintf(stderr, "%s:hookfuse:%.*s\n", names[static_cast<int>(s)],
+    std::fprintf(stderr, "%s:hookfuse:%.*s\n", severity_name(s),
                  static_cast<int>(line.size()), line.data());
   }
 };
