@@ -57,3 +57,6 @@ endfunction()
 
 hookfuse_riscv_executable(mcu_train_rv32imac rv32imac ilp32)
 hookfuse_riscv_executable(mcu_train_rv32imafc rv32imafc ilp32f)
+
+# embedded/kws_train for both ISAs (kws_train_rv32imac.elf, kws_train_rv32imafc.elf).
+include("${CMAKE_CURRENT_SOURCE_DIR}/kws_train/kws_train.cmake")
