@@ -4,6 +4,7 @@
 #   embedded.mcu_train_host          mcu_train compiled for the host and run (always)
 #   embedded.mcu_train_host_embedded_mode   the same with -fno-exceptions -fno-rtti
 #                                    -DHOOKFUSE_EMBEDDED (always)
+#   embedded.kws_train_host(_embedded_mode)   embedded/kws_train on the host, both ways (always)
 #   embedded.core_headers_no_os      the core headers include no <iostream>, <filesystem>,
 #                                    <fstream>, <functional>, <thread> (always)
 # With arm-none-eabi-g++ and qemu-system-arm on the PATH (scripts/edge-check.sh installs them):
@@ -31,6 +32,27 @@ add_test(NAME embedded.mcu_train_host_embedded_mode
   COMMAND "${CMAKE_COMMAND}" "-DPASS_REGEX=${mcu_pass_regex}"
           -P "${PROJECT_SOURCE_DIR}/cmake/run_checked.cmake" --
           $<TARGET_FILE:mcu_train_host_embedded>)
+# embedded/kws_train on the host, normal and embedded mode. Expected: a first loss near ln 4
+# (1.386), test accuracy at least 0.9, and 4 * (130*25 + 25 + 25*4 + 4) = 13,516 bytes of
+# parameters and as many of Momentum slots (one per variable, of its shape).
+set(kws_pass_regex "first_loss: 1\\.[0-9]*\n.*test_accuracy: (1|0\\.9[0-9]*)\nparameter_bytes: 13516\noptimizer_state_bytes: 13516\n.*kws_train: PASS")
+add_executable(kws_train_host "${CMAKE_CURRENT_LIST_DIR}/kws_train/main.cpp")
+add_executable(kws_train_host_embedded "${CMAKE_CURRENT_LIST_DIR}/kws_train/main.cpp")
+target_compile_options(kws_train_host_embedded PRIVATE -fno-exceptions -fno-rtti)
+target_compile_definitions(kws_train_host_embedded PRIVATE HOOKFUSE_EMBEDDED)
+foreach(t IN ITEMS kws_train_host kws_train_host_embedded)
+  target_link_libraries(${t} PRIVATE hookfuse::hookfuse hookfuse_warnings)
+  target_compile_options(${t} PRIVATE ${HOOKFUSE_TEST_FLAGS})
+endforeach()
+add_test(NAME embedded.kws_train_host
+  COMMAND "${CMAKE_COMMAND}" "-DPASS_REGEX=${kws_pass_regex}"
+          -P "${PROJECT_SOURCE_DIR}/cmake/run_checked.cmake" -- $<TARGET_FILE:kws_train_host>)
+add_test(NAME embedded.kws_train_host_embedded_mode
+  COMMAND "${CMAKE_COMMAND}" "-DPASS_REGEX=${kws_pass_regex}"
+          -P "${PROJECT_SOURCE_DIR}/cmake/run_checked.cmake" --
+          $<TARGET_FILE:kws_train_host_embedded>)
+set_tests_properties(embedded.kws_train_host embedded.kws_train_host_embedded_mode
+                     PROPERTIES LABELS embedded)
 # The core headers use nothing of a hosted OS (hookfuse/data/ reads files and is not core).
 add_test(NAME embedded.core_headers_no_os
   COMMAND "${CMAKE_COMMAND}" "-DINCLUDE_DIR=${PROJECT_SOURCE_DIR}/include"
