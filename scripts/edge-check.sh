@@ -10,6 +10,10 @@
 #     with riscv64-unknown-elf-gcc and picolibc, runs each on qemu-system-riscv32 -M virt (output
 #     on the UART, exit status through the test finisher; the same loss and accuracy checks) and
 #     checks with riscv64-unknown-elf-nm that neither has an allocation symbol,
+#  3b. kws_train (embedded/kws_train, the 130 -> 25 -> 4 keyword-spotting MLP) on the Cortex-M4F
+#     and both RV32 ISAs: the nm check, its flash budget, a QEMU run (loss at step 0 above 1.0,
+#     test accuracy >= 0.9, exit status 0) printing its wall time, parameter, optimizer-state
+#     and stack bytes,
 #  4. aarch64: cross-builds the core tests (HOOKFUSE_CORE_ONLY) with g++-aarch64-linux-gnu
 #     -static and runs them with ctest under qemu-aarch64.
 #
@@ -52,6 +56,36 @@ check_training() {
     exit 1
   fi
   echo "$name: first_loss $first > 1.0, last_loss $last < 0.1, train_accuracy $accuracy >= 0.95"
+}
+
+# run_kws <name> <qemu command...>: runs kws_train under QEMU and checks its exit status, the
+# loss at step 0 above 1.0 and the held-out test accuracy at least 0.9; prints the wall time and
+# the bytes it reports.
+run_kws() {
+  local name=$1 output status t0 first accuracy
+  shift
+  t0=$(date +%s.%N)
+  set +e
+  output=$(timeout 300 "$@" </dev/null 2>&1)
+  status=$?
+  set -e
+  printf '%s\n' "$output"
+  if [ $status -ne 0 ]; then
+    echo "edge-check: FAIL: $name exited with status $status" >&2
+    exit 1
+  fi
+  first=$(printf '%s\n' "$output" | sed -n 's/^first_loss: //p')
+  accuracy=$(printf '%s\n' "$output" | sed -n 's/^test_accuracy: //p')
+  if ! awk -v f="$first" -v a="$accuracy" \
+       'BEGIN { exit !(f != "" && a != "" && f > 1.0 && a >= 0.9) }'; then
+    echo "edge-check: FAIL: $name: first_loss=$first (want > 1.0)," \
+         "test_accuracy=$accuracy (want >= 0.9)" >&2
+    exit 1
+  fi
+  echo "$name: first_loss $first > 1.0, test_accuracy $accuracy >= 0.9;" \
+       "$(printf '%s\n' "$output" | grep -E '^(parameter|optimizer_state|stack_used)_bytes' |
+          tr '\n' ' ')QEMU wall time $(awk -v t0="$t0" -v t1="$(date +%s.%N)" \
+          'BEGIN { printf "%.2f", t1 - t0 }') s"
 }
 
 # check_size <budget name> <size tool> <elf>: prints flash (text + data) and static RAM (data +
@@ -143,6 +177,13 @@ if ! printf '%s\n' "$link_output" | grep -F "undefined reference to \`__wrap__Zn
 fi
 echo "mcu_train_heap_hook fails to link, as it must"
 
+step "Cortex-M4F: kws_train: build, no allocation symbols, flash budget, run"
+cmake --build "$build/mcu" --target kws_train   # also runs check_no_heap.cmake after linking
+elf=$build/mcu/kws_train.elf
+check_no_heap arm-none-eabi-nm "$elf"
+check_size kws_train_cortex_m4f arm-none-eabi-size "$elf"
+run_kws kws_train qemu-system-arm -M mps2-an386 -nographic -semihosting -kernel "$elf"
+
 # --- 3. RV32 ----------------------------------------------------------------------------------
 # Both ISAs in one build tree (one compile each, in parallel with -j2). The soft-float variant
 # runs on a CPU without F and D (-cpu rv32,f=false,d=false): a floating-point instruction in it
@@ -171,6 +212,18 @@ for isa in rv32imac rv32imafc; do
     exit 1
   fi
   check_training "mcu_train_$isa" "$output"
+done
+
+# kws_train_<isa>.elf: built above with the rest of the RV32 tree.
+for isa in rv32imac rv32imafc; do
+  step "RV32 $isa: kws_train: no allocation symbols, flash budget, run"
+  elf=$build/riscv/kws_train_$isa.elf
+  check_no_heap riscv64-unknown-elf-nm "$elf"
+  check_size "kws_train_$isa" riscv64-unknown-elf-size "$elf"
+  cpu=rv32
+  [ "$isa" = rv32imac ] && cpu=rv32,f=false,d=false
+  run_kws "kws_train_$isa" qemu-system-riscv32 -M virt -cpu "$cpu" -bios none -nographic \
+    -kernel "$elf"
 done
 
 # --- 4. aarch64 ------------------------------------------------------------------------------
