@@ -217,9 +217,19 @@ int summary(int argc, char** argv) {
     const std::string md = argv[i];
     const auto lines = read_lines(md);
     if (!lines) return 2;
-    for (const Piece& p : pieces_of(md, *lines, errors)) {
+    const auto pieces = pieces_of(md, *lines, errors);
+    std::set<std::string> compiled_here;
+    for (const Piece& p : pieces)
+      if (p.kind == Piece::Kind::compile) compiled_here.insert(p.argument);
+    for (const Piece& p : pieces) {
       if (p.kind == Piece::Kind::hidden) {
         ++hidden;
+        if (!compiled_here.contains(p.argument)) {
+          std::fprintf(stderr, "%s:%zu: error: <!-- hidden: %s -->: no ```cpp block is marked "
+                               "<!-- compile: %s -->\n",
+                       md.c_str(), p.line, p.argument.c_str(), p.argument.c_str());
+          ++errors;
+        }
       } else if (p.kind == Piece::Kind::compile) {
         std::printf("%s:%zu: compiled: %s\n", md.c_str(), p.line, p.argument.c_str());
         programs.insert(md + " " + p.argument);
@@ -230,9 +240,10 @@ int summary(int argc, char** argv) {
       }
     }
   }
-  std::printf("%zu C++ blocks compiled (in %zu programs, with %zu hidden comments), "
+  std::printf("%zu C++ blocks compiled (in %zu program%s, with %zu hidden comment%s), "
               "%zu skipped\n",
-              compiled, programs.size(), hidden, skipped);
+              compiled, programs.size(), programs.size() == 1 ? "" : "s", hidden,
+              hidden == 1 ? "" : "s", skipped);
   return errors != 0 ? 1 : 0;
 }
 
