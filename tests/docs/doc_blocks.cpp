@@ -19,12 +19,12 @@
 // #include lines hoisted above it, so that several programs compile in one translation unit.
 // Errors (exit 1, each as <file.md>:<line>: error: ...): a cpp block without a marker, a
 // marker naming a program not given on the command line, a marker followed by anything other
-// than a cpp block, a skip without a reason, an unclosed block or hidden comment, a program
-// given on the command line that no block is marked for. On any error no file is written. A
-// program's file is rewritten only when its text changes (its blocks, or the lines they start
-// on), so an edit elsewhere recompiles nothing. With --only, the whole file is checked but only
-// that program's file is written (one build rule per program, so that parallel builds never
-// write one file twice).
+// than a cpp block, a skip without a reason, an unclosed block or hidden comment, a hidden
+// comment on one line, a program given on the command line that no block is marked for. On
+// any error no file is written. A program's file is rewritten only when its text changes (its
+// blocks, or the lines they start on), so an edit elsewhere recompiles nothing. With --only,
+// the whole file is checked but only that program's file is written (one build rule per
+// program, so that parallel builds never write one file twice).
 // --summary checks the markers of each file (any program name is accepted), lists every block
 // as <file.md>:<line>: compiled: <program> or skipped: <reason>, and ends with the counts.
 #include <cstdio>
@@ -135,6 +135,12 @@ std::vector<Piece> pieces_of(const std::string& md, const std::vector<std::strin
     if (const auto m = marker_of(lines[i], number)) {
       if (pending) error(pending->line, "marker not followed by a ```cpp block");
       pending = m;
+      continue;
+    }
+    if (const std::string_view t = trim(lines[i]);
+        t.starts_with("<!-- hidden:") && t.ends_with("-->")) {
+      error(number, "<!-- hidden: <program> must be alone on its line, the code on the lines "
+                    "after it, then a line \"-->\"");
       continue;
     }
     if (const auto program = hidden_of(lines[i])) {
