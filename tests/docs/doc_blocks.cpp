@@ -139,8 +139,9 @@ std::vector<Piece> pieces_of(const std::string& md, const std::vector<std::strin
     }
     if (const std::string_view t = trim(lines[i]);
         t.starts_with("<!-- hidden:") && t.ends_with("-->")) {
-      error(number, "<!-- hidden: <program> must be alone on its line, the code on the lines "
-                    "after it, then a line \"-->\"");
+      error(number,
+            "<!-- hidden: <program> must be alone on its line, the code on the lines "
+            "after it, then a line \"-->\"");
       continue;
     }
     if (const auto program = hidden_of(lines[i])) {
@@ -153,7 +154,9 @@ std::vector<Piece> pieces_of(const std::string& md, const std::vector<std::strin
         break;
       }
       if (program->empty()) error(number, "<!-- hidden: --> without a program");
-      pieces.push_back({Piece::Kind::hidden, *program, number,
+      pieces.push_back({Piece::Kind::hidden,
+                        *program,
+                        number,
                         {lines.begin() + static_cast<std::ptrdiff_t>(i) + 1,
                          lines.begin() + static_cast<std::ptrdiff_t>(end)},
                         number + 1});
@@ -183,19 +186,21 @@ std::vector<Piece> pieces_of(const std::string& md, const std::vector<std::strin
       continue;
     }
     if (!pending) {
-      error(number, "```cpp block without a <!-- compile: <program> --> or "
-                    "<!-- skip: <reason> --> marker before it");
+      error(number,
+            "```cpp block without a <!-- compile: <program> --> or "
+            "<!-- skip: <reason> --> marker before it");
     } else if (pending->kind == Marker::Kind::skip && pending->argument.empty()) {
       error(pending->line, "<!-- skip: --> without a reason");
     } else if (pending->kind == Marker::Kind::compile && pending->argument.empty()) {
       error(pending->line, "<!-- compile: --> without a program");
     } else {
-      pieces.push_back({pending->kind == Marker::Kind::skip ? Piece::Kind::skip
-                                                             : Piece::Kind::compile,
-                        pending->argument, number,
-                        {lines.begin() + static_cast<std::ptrdiff_t>(i) + 1,
-                         lines.begin() + static_cast<std::ptrdiff_t>(end)},
-                        number + 1});
+      pieces.push_back(
+          {pending->kind == Marker::Kind::skip ? Piece::Kind::skip : Piece::Kind::compile,
+           pending->argument,
+           number,
+           {lines.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+            lines.begin() + static_cast<std::ptrdiff_t>(end)},
+           number + 1});
     }
     pending.reset();
     i = end;
@@ -231,8 +236,9 @@ int summary(int argc, char** argv) {
       if (p.kind == Piece::Kind::hidden) {
         ++hidden;
         if (!compiled_here.contains(p.argument)) {
-          std::fprintf(stderr, "%s:%zu: error: <!-- hidden: %s -->: no ```cpp block is marked "
-                               "<!-- compile: %s -->\n",
+          std::fprintf(stderr,
+                       "%s:%zu: error: <!-- hidden: %s -->: no ```cpp block is marked "
+                       "<!-- compile: %s -->\n",
                        md.c_str(), p.line, p.argument.c_str(), p.argument.c_str());
           ++errors;
         }
@@ -246,10 +252,11 @@ int summary(int argc, char** argv) {
       }
     }
   }
-  std::printf("%zu C++ blocks compiled (in %zu program%s, with %zu hidden comment%s), "
-              "%zu skipped\n",
-              compiled, programs.size(), programs.size() == 1 ? "" : "s", hidden,
-              hidden == 1 ? "" : "s", skipped);
+  std::printf(
+      "%zu C++ blocks compiled (in %zu program%s, with %zu hidden comment%s), "
+      "%zu skipped\n",
+      compiled, programs.size(), programs.size() == 1 ? "" : "s", hidden, hidden == 1 ? "" : "s",
+      skipped);
   return errors != 0 ? 1 : 0;
 }
 
@@ -271,9 +278,10 @@ int main(int argc, char** argv) {
     first += 2;
   }
   if (argc - first < 3) {
-    std::fprintf(stderr, "usage: doc_blocks [--only <program>] [--namespace <prefix>] <file.md> "
-                         "<out_dir> <program>...\n"
-                         "       doc_blocks --summary <file.md>...\n");
+    std::fprintf(stderr,
+                 "usage: doc_blocks [--only <program>] [--namespace <prefix>] <file.md> "
+                 "<out_dir> <program>...\n"
+                 "       doc_blocks --summary <file.md>...\n");
     return 2;
   }
   const std::string md = argv[first];
@@ -295,18 +303,17 @@ int main(int argc, char** argv) {
   const auto pieces = pieces_of(md, *lines, errors);
   for (const Piece& piece : pieces) {
     if (piece.kind == Piece::Kind::skip) {
-      std::fprintf(stderr, "%s:%zu: skipped: %s\n", md.c_str(), piece.line,
-                   piece.argument.c_str());
+      std::fprintf(stderr, "%s:%zu: skipped: %s\n", md.c_str(), piece.line, piece.argument.c_str());
       continue;
     }
     const auto p = programs.find(piece.argument);
     if (p == programs.end()) {
       std::string names;
       for (const auto& [name, text] : programs) names += (names.empty() ? "" : ", ") + name;
-      std::fprintf(stderr, "%s:%zu: error: <!-- %s: %s -->: no such program (doc_blocks was "
-                           "given: %s)\n",
-                   md.c_str(), piece.line,
-                   piece.kind == Piece::Kind::hidden ? "hidden" : "compile",
+      std::fprintf(stderr,
+                   "%s:%zu: error: <!-- %s: %s -->: no such program (doc_blocks was "
+                   "given: %s)\n",
+                   md.c_str(), piece.line, piece.kind == Piece::Kind::hidden ? "hidden" : "compile",
                    piece.argument.c_str(), names.c_str());
       ++errors;
       continue;
@@ -326,7 +333,8 @@ int main(int argc, char** argv) {
   }
   for (const auto& [name, count] : blocks_of) {
     if (count == 0) {
-      std::fprintf(stderr, "%s: error: program %s: no ```cpp block is marked <!-- compile: %s -->\n",
+      std::fprintf(stderr,
+                   "%s: error: program %s: no ```cpp block is marked <!-- compile: %s -->\n",
                    md.c_str(), name.c_str(), name.c_str());
       ++errors;
     }
