@@ -4,7 +4,7 @@
 // rule), and restores. The session's default saver (DefaultSaver), as TF1's
 // MonitoredTrainingSession makes a tf.compat.v1.train.Saver.
 //
-//     io::Saver saver(SaverOptions{.max_to_keep = 2});
+//     io::Saver saver(/*max_to_keep=*/2, /*keep_checkpoint_every_n_hours=*/10000.0);
 //     saver.restore_latest(vars, "run");            // after a restart: values, step, history
 //     saver.save(vars, "run/model.ckpt", 100);      // run/model.ckpt-100.{index,data-...}
 //
