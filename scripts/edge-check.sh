@@ -10,6 +10,8 @@
 #     with riscv64-unknown-elf-gcc and picolibc, runs each on qemu-system-riscv32 -M virt (output
 #     on the UART, exit status through the test finisher; the same loss and accuracy checks) and
 #     checks with riscv64-unknown-elf-nm that neither has an allocation symbol,
+#  3b. mcu_resume (embedded/mcu_resume) on all three: nm check, flash budget, QEMU run (a
+#     checkpoint in a byte array survives a reset; a flipped byte is refused),
 #  4. aarch64: cross-builds the core tests (HOOKFUSE_CORE_ONLY) with g++-aarch64-linux-gnu
 #     -static and runs them with ctest under qemu-aarch64.
 #
@@ -82,6 +84,22 @@ check_no_heap() {
   echo "none of malloc, _sbrk, _Znw*, _Zna* in $2"
 }
 
+# check_resume <name> <status> <output>: mcu_resume's lines (embedded/mcu_resume): the copy with
+# a flipped byte refused with crc_mismatch, the restore at step 150, the run resumed to 300 equal
+# bit for bit to the uninterrupted one, exit status 0.
+check_resume() {
+  local name=$1 status=$2 output=$3 line
+  for line in "corrupt_restore: crc_mismatch" "restored_step: 150" "final_step: 300" \
+              "resumed_equals_uninterrupted: bit for bit" "mcu_resume: PASS"; do
+    if ! printf '%s\n' "$output" | grep -qxF "$line"; then
+      echo "edge-check: FAIL: $name: no line '$line' (exit status $status)" >&2
+      exit 1
+    fi
+  done
+  [ "$status" -eq 0 ] || { echo "edge-check: FAIL: $name exited with status $status" >&2; exit 1; }
+  echo "$name: corrupted copy refused, resumed run equal bit for bit to the uninterrupted one"
+}
+
 # --- 1. toolchains ---------------------------------------------------------------------------
 scripts/install-deps.sh
 packages=(gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib libnewlib-arm-none-eabi
@@ -143,6 +161,18 @@ if ! printf '%s\n' "$link_output" | grep -F "undefined reference to \`__wrap__Zn
 fi
 echo "mcu_train_heap_hook fails to link, as it must"
 
+step "Cortex-M4F: mcu_resume (checkpoint in a byte array, reset, restore)"
+cmake --build "$build/mcu" --target mcu_resume
+elf=$build/mcu/mcu_resume.elf
+check_no_heap arm-none-eabi-nm "$elf"
+check_size mcu_resume_cortex_m4f arm-none-eabi-size "$elf"
+set +e
+output=$(timeout 300 qemu-system-arm -M mps2-an386 -nographic -semihosting -kernel "$elf" 2>&1)
+status=$?
+set -e
+printf '%s\n' "$output"
+check_resume mcu_resume "$status" "$output"
+
 # --- 3. RV32 ----------------------------------------------------------------------------------
 # Both ISAs in one build tree (one compile each, in parallel with -j2). The soft-float variant
 # runs on a CPU without F and D (-cpu rv32,f=false,d=false): a floating-point instruction in it
@@ -171,6 +201,22 @@ for isa in rv32imac rv32imafc; do
     exit 1
   fi
   check_training "mcu_train_$isa" "$output"
+done
+
+for isa in rv32imac rv32imafc; do
+  step "RV32 $isa: mcu_resume (checkpoint in a byte array, reset, restore)"
+  elf=$build/riscv/mcu_resume_$isa.elf
+  check_no_heap riscv64-unknown-elf-nm "$elf"
+  check_size "mcu_resume_$isa" riscv64-unknown-elf-size "$elf"
+  cpu=rv32
+  [ "$isa" = rv32imac ] && cpu=rv32,f=false,d=false
+  set +e
+  output=$(timeout 300 qemu-system-riscv32 -M virt -cpu "$cpu" -bios none -nographic \
+             -kernel "$elf" </dev/null 2>&1)
+  status=$?
+  set -e
+  printf '%s\n' "$output"
+  check_resume "mcu_resume_$isa" "$status" "$output"
 done
 
 # --- 4. aarch64 ------------------------------------------------------------------------------
