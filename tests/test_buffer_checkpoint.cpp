@@ -2,10 +2,9 @@
 // the documented byte layout, a round trip, every single-byte flip refused, truncated and
 // too-small buffers, a model of another shape refused naming the tensor, and a run resumed at
 // step N from the buffer equal bit for bit at 2N to a run never interrupted.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <array>
+#include <catch2/catch.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -60,7 +59,8 @@ struct StepInput {
   hf::Index batch_size() const { return kBatch; }
   template <class Graph>
   void feed(Graph& graph) {
-    graph.template feed<"x">(&data.x[static_cast<std::size_t>(batch * kBatch * kFeatures)], kBatch, kFeatures);
+    graph.template feed<"x">(&data.x[static_cast<std::size_t>(batch * kBatch * kFeatures)], kBatch,
+                             kFeatures);
     graph.template feed<"labels">(&data.y[static_cast<std::size_t>(batch * kBatch)], kBatch, 1);
   }
 };
@@ -88,8 +88,8 @@ std::vector<std::byte> train(const Opt& optimizer, std::uint32_t seed, std::int6
   hf::Placeholder<"labels", std::int32_t, 1, kBatch> labels;
   hf::nn::Dense<"hidden", float, kFeatures, Hidden> hidden(Lcg{seed});
   hf::nn::Dense<"logits", float, Hidden, kClasses> output(Lcg{seed + 1000});
-  auto loss = hf::named<"loss">(
-      hf::sparse_softmax_cross_entropy(labels, output(hf::relu(hidden(x)))));
+  auto loss =
+      hf::named<"loss">(hf::sparse_softmax_cross_entropy(labels, output(hf::relu(hidden(x)))));
   hf::GlobalStep step;
   hf::MonitoredTrainingSession session(optimizer.minimize(loss, step), StepInput{&step},
                                        hf::hooks(hf::StopAtStepHook({.last_step = last_step})));
@@ -139,8 +139,8 @@ TEST_CASE("buffer checkpoint bytes follow the documented layout") {
   CHECK(buf[5] == std::byte{0});
   CHECK(le32(&buf[8]) == 42u);
   CHECK(le32(&buf[12]) == 0u);
-  CHECK(le32(&buf[16]) == 1u);   // one record: global_step is in the header
-  CHECK(le32(&buf[20]) == 37u);  // payload bytes
+  CHECK(le32(&buf[16]) == 1u);     // one record: global_step is in the header
+  CHECK(le32(&buf[20]) == 37u);    // payload bytes
   CHECK(buf[24] == std::byte{1});  // name length 1
   CHECK(buf[25] == std::byte{0});
   CHECK(buf[26] == std::byte{1});  // DT_FLOAT
@@ -185,8 +185,10 @@ TEST_CASE("every single-byte flip of a buffer checkpoint is refused, variables u
       // What the layout says a flip at pos must give: the magic, the version, the payload
       // count (too long for the buffer: truncated), or else the CRC.
       BufferCheckpointError want = BufferCheckpointError::crc_mismatch;
-      if (pos < 4) want = BufferCheckpointError::bad_magic;
-      else if (pos < 6) want = BufferCheckpointError::bad_version;
+      if (pos < 4)
+        want = BufferCheckpointError::bad_magic;
+      else if (pos < 6)
+        want = BufferCheckpointError::bad_version;
       else if (pos >= 20 && pos < 24 && 24 + le32(&bad[20]) + 4 > bad.size())
         want = BufferCheckpointError::truncated;
       INFO("byte " << pos << " xor " << mask);
@@ -207,14 +209,15 @@ TEST_CASE("truncated buffer and too-small destination are refused") {
     std::vector<std::byte> small(n, std::byte{0x5A});
     const auto r = hf::save_checkpoint_to_buffer(hf::VariableList(vars), small);
     CHECK(r.error == BufferCheckpointError::too_small);
-    CHECK(std::all_of(small.begin(), small.end(), [](std::byte b) { return b == std::byte{0x5A}; }));
+    CHECK(
+        std::all_of(small.begin(), small.end(), [](std::byte b) { return b == std::byte{0x5A}; }));
   }
   REQUIRE(hf::save_checkpoint_to_buffer(hf::VariableList(vars), buf));
   m.w = {};
   for (std::size_t n = 0; n < 65; ++n) {
     INFO("first " << n << " bytes");
-    const auto r = hf::restore_checkpoint_from_buffer(hf::VariableList(vars),
-                                                      std::span(buf).first(n));
+    const auto r =
+        hf::restore_checkpoint_from_buffer(hf::VariableList(vars), std::span(buf).first(n));
     CHECK(r.error == BufferCheckpointError::truncated);
   }
   CHECK(m.w == std::array<float, 6>{});
@@ -231,7 +234,8 @@ TEST_CASE("a model of another shape, dtype or variables is refused naming the te
     hf::Placeholder<"labels", std::int32_t, 1, kBatch> labels;
     hf::nn::Dense<"hidden", float, kFeatures, kHidden + 1> hidden(Lcg{3});
     hf::nn::Dense<"logits", float, kHidden + 1, kClasses> output(Lcg{4});
-    auto loss = hf::named<"loss">(hf::sparse_softmax_cross_entropy(labels, output(hf::relu(hidden(x)))));
+    auto loss =
+        hf::named<"loss">(hf::sparse_softmax_cross_entropy(labels, output(hf::relu(hidden(x)))));
     hf::GlobalStep step;
     hf::MonitoredTrainingSession s(momentum.minimize(loss, step), StepInput{&step}, hf::hooks());
     const auto before = s.variables();
@@ -247,7 +251,8 @@ TEST_CASE("a model of another shape, dtype or variables is refused naming the te
     hf::Placeholder<"labels", std::int32_t, 1, kBatch> labels;
     hf::nn::Dense<"hidden", float, kFeatures, kHidden> hidden(Lcg{3});
     hf::nn::Dense<"logits", float, kHidden, kClasses> output(Lcg{4});
-    auto loss = hf::named<"loss">(hf::sparse_softmax_cross_entropy(labels, output(hf::relu(hidden(x)))));
+    auto loss =
+        hf::named<"loss">(hf::sparse_softmax_cross_entropy(labels, output(hf::relu(hidden(x)))));
     hf::GlobalStep step;
     hf::MonitoredTrainingSession s(hf::GradientDescentOptimizer(0.1).minimize(loss, step),
                                    StepInput{&step}, hf::hooks());
@@ -301,7 +306,8 @@ TEST_CASE("a bare graph saves to and restores from a buffer") {
   hf::Placeholder<"labels", std::int32_t, 1, kBatch> labels;
   hf::nn::Dense<"hidden", float, kFeatures, kHidden> hidden(Lcg{3});
   hf::nn::Dense<"logits", float, kHidden, kClasses> output(Lcg{4});
-  auto loss = hf::named<"loss">(hf::sparse_softmax_cross_entropy(labels, output(hf::relu(hidden(x)))));
+  auto loss =
+      hf::named<"loss">(hf::sparse_softmax_cross_entropy(labels, output(hf::relu(hidden(x)))));
   auto graph = hf::bind(kBatch, loss);
   hf::GlobalStep step;
   step.value = 11;

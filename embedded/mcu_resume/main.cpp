@@ -18,11 +18,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <span>
-#include <string_view>
-
 #include <hookfuse/hookfuse.hpp>
 #include <hookfuse/hooks/device_checkpoint.hpp>
+#include <span>
+#include <string_view>
 
 namespace hf = hookfuse;
 
@@ -145,8 +144,9 @@ template <class Session>
 std::uint32_t state_crc(Session& session) {
   std::uint32_t crc = 0xFFFFFFFFu;
   for (const hf::CheckpointVariable& v : session.variables()) {
-    const std::size_t bytes = static_cast<std::size_t>(v.num_elements()) *
-                              (v.dtype == hf::DType::float32 || v.dtype == hf::DType::int32 ? 4 : 8);
+    const std::size_t bytes =
+        static_cast<std::size_t>(v.num_elements()) *
+        (v.dtype == hf::DType::float32 || v.dtype == hf::DType::int32 ? 4 : 8);
     crc = hf::io::detail::crc32c_update(crc, static_cast<const std::byte*>(v.data), bytes);
   }
   return crc;
@@ -162,12 +162,13 @@ enum class Run { uninterrupted, first_half, resumed };
   hf::Placeholder<"labels", std::int32_t, 1, kBatch> labels;
   hf::nn::Dense<"hidden", float, kFeatures, kHidden> hidden(SmallUniform{seed});
   hf::nn::Dense<"logits", float, kHidden, kClasses> output(SmallUniform{seed + 1000u});
-  auto loss = hf::named<"loss">(hf::sparse_softmax_cross_entropy(labels, output(hf::relu(hidden(x)))));
+  auto loss =
+      hf::named<"loss">(hf::sparse_softmax_cross_entropy(labels, output(hf::relu(hidden(x)))));
   hf::GlobalStep global_step;
   auto train_op = hf::MomentumOptimizer(0.05, 0.9).minimize(loss, global_step);
-  hf::MonitoredTrainingSession session(
-      train_op, StepInput{&global_step},
-      hf::hooks(hf::StopAtStepHook({.last_step = last_step}), hf::NanTensorHook<"loss", hf::NullLogger>()));
+  hf::MonitoredTrainingSession session(train_op, StepInput{&global_step},
+                                       hf::hooks(hf::StopAtStepHook({.last_step = last_step}),
+                                                 hf::NanTensorHook<"loss", hf::NullLogger>()));
 
   if (run == Run::resumed) {
     // A damaged sector: refused, nothing written.
@@ -191,8 +192,9 @@ enum class Run { uninterrupted, first_half, resumed };
   }
   while (!session.should_stop()) session.run();
 
-  const auto saved = hf::save_checkpoint_to_buffer(
-      session, run == Run::uninterrupted ? std::span<std::byte>(reference) : std::span<std::byte>(flash));
+  const auto saved = hf::save_checkpoint_to_buffer(session, run == Run::uninterrupted
+                                                                ? std::span<std::byte>(reference)
+                                                                : std::span<std::byte>(flash));
   if (!saved) {
     print_line("save", hf::io::name(saved.error));
     return false;
@@ -212,8 +214,8 @@ int main() {
     const auto ref = hf::io::read_buffer_checkpoint_step(reference);
     const auto got = hf::io::read_buffer_checkpoint_step(flash);
     const std::size_t n = hf::io::detail::get_le<std::uint32_t>(reference + 20) + 28;
-    const bool same = ref && got && got.global_step == 2 * kHalf &&
-                      std::memcmp(reference, flash, n) == 0;
+    const bool same =
+        ref && got && got.global_step == 2 * kHalf && std::memcmp(reference, flash, n) == 0;
     print_number("final_step", static_cast<double>(got.global_step));
     print_line("resumed_equals_uninterrupted", same ? "bit for bit" : "NO");
     ok = same;

@@ -30,10 +30,14 @@ namespace detail {
 
 constexpr io::BufferDType buffer_dtype(DType d) {
   switch (d) {
-    case DType::float32: return io::BufferDType::float32;
-    case DType::float64: return io::BufferDType::float64;
-    case DType::int32: return io::BufferDType::int32;
-    case DType::int64: return io::BufferDType::int64;
+    case DType::float32:
+      return io::BufferDType::float32;
+    case DType::float64:
+      return io::BufferDType::float64;
+    case DType::int32:
+      return io::BufferDType::int32;
+    case DType::int64:
+      return io::BufferDType::int64;
   }
   return io::BufferDType::float32;
 }
@@ -104,13 +108,13 @@ inline io::BufferRestoreResult restore_checkpoint_from_buffer(VariableList vars,
 
 /// A session's checkpoint (session.variables(): variables, slots, hook state, global step).
 template <class Session>
-  requires requires(Session& s) { s.variables().data(); }
+requires requires(Session& s) { s.variables().data(); }
 io::BufferSaveResult save_checkpoint_to_buffer(Session& session, std::span<std::byte> out) {
   const auto vars = session.variables();
   return save_checkpoint_to_buffer(VariableList(vars.data(), vars.size()), out);
 }
 template <class Session>
-  requires requires(Session& s) { s.variables().data(); }
+requires requires(Session& s) { s.variables().data(); }
 io::BufferRestoreResult restore_checkpoint_from_buffer(Session& session,
                                                        std::span<const std::byte> in) {
   const auto vars = session.variables();
@@ -120,14 +124,18 @@ io::BufferRestoreResult restore_checkpoint_from_buffer(Session& session,
 /// A bare graph's checkpoint (checkpoint_variables(graph, global_step): its Variables in tape
 /// order and the global step), without a session.
 template <class GraphT>
-  requires requires(GraphT& g) { g.for_each_variable([](auto&) {}); }
+requires requires(GraphT& g) {
+  g.for_each_variable([](auto&) {});
+}
 io::BufferSaveResult save_checkpoint_to_buffer(GraphT& graph, GlobalStep& global_step,
                                                std::span<std::byte> out) {
   const auto vars = checkpoint_variables(graph, global_step);
   return save_checkpoint_to_buffer(VariableList(vars.data(), vars.size()), out);
 }
 template <class GraphT>
-  requires requires(GraphT& g) { g.for_each_variable([](auto&) {}); }
+requires requires(GraphT& g) {
+  g.for_each_variable([](auto&) {});
+}
 io::BufferRestoreResult restore_checkpoint_from_buffer(GraphT& graph, GlobalStep& global_step,
                                                        std::span<const std::byte> in) {
   const auto vars = checkpoint_variables(graph, global_step);

@@ -40,55 +40,51 @@ namespace hookfuse::io {
 /// Why a buffer checkpoint was not written or not restored (ok: it was).
 enum class BufferCheckpointError : std::uint8_t {
   ok,
-  too_small,         ///< save: the destination buffer cannot hold the checkpoint
-  bad_tensor,        ///< save: a tensor with an empty or over-long name, rank > 4, a null pointer
-  truncated,         ///< restore: fewer bytes than the header and its payload count say
-  bad_magic,         ///< restore: the first 4 bytes are not "HFCK" (no checkpoint there)
-  bad_version,       ///< restore: a format version other than 1
-  crc_mismatch,      ///< restore: the stored CRC32C does not match the bytes (damaged)
-  malformed,         ///< restore: records that do not fill the payload exactly
-  unexpected_tensor, ///< restore: the buffer holds a tensor the model does not have
-  missing_tensor,    ///< restore: the model has a (non-optional) tensor the buffer lacks
-  dtype_mismatch,    ///< restore: a tensor's dtype differs from the model's
-  shape_mismatch,    ///< restore: a tensor's shape differs from the model's
+  too_small,          ///< save: the destination buffer cannot hold the checkpoint
+  bad_tensor,         ///< save: a tensor with an empty or over-long name, rank > 4, a null pointer
+  truncated,          ///< restore: fewer bytes than the header and its payload count say
+  bad_magic,          ///< restore: the first 4 bytes are not "HFCK" (no checkpoint there)
+  bad_version,        ///< restore: a format version other than 1
+  crc_mismatch,       ///< restore: the stored CRC32C does not match the bytes (damaged)
+  malformed,          ///< restore: records that do not fill the payload exactly
+  unexpected_tensor,  ///< restore: the buffer holds a tensor the model does not have
+  missing_tensor,     ///< restore: the model has a (non-optional) tensor the buffer lacks
+  dtype_mismatch,     ///< restore: a tensor's dtype differs from the model's
+  shape_mismatch,     ///< restore: a tensor's shape differs from the model's
 };
+
+namespace detail {
+// clang-format off
+inline constexpr std::array<std::string_view, 12> error_names = {
+    "ok", "too_small", "bad_tensor", "truncated", "bad_magic", "bad_version", "crc_mismatch",
+    "malformed", "unexpected_tensor", "missing_tensor", "dtype_mismatch", "shape_mismatch"};
+// clang-format on
+inline constexpr std::array<std::string_view, 12> error_descriptions = {
+    "no error",
+    "the destination buffer is too small for the checkpoint",
+    "a tensor has an empty name, a name over 65535 bytes, rank over 4, a dimension over 2^32-1 "
+    "or no data",
+    "the buffer is shorter than the checkpoint's header and payload count",
+    "the buffer does not start with the magic \"HFCK\"",
+    "the checkpoint's format version is not 1",
+    "the checkpoint's CRC32C does not match its bytes",
+    "the tensor records do not fill the payload exactly",
+    "the checkpoint holds a tensor the model does not have",
+    "the model has a tensor the checkpoint lacks",
+    "a tensor's dtype in the checkpoint differs from the model's",
+    "a tensor's shape in the checkpoint differs from the model's"};
+}  // namespace detail
 
 /// The enumerator's name, "crc_mismatch".
 constexpr std::string_view name(BufferCheckpointError e) {
-  switch (e) {
-    case BufferCheckpointError::ok: return "ok";
-    case BufferCheckpointError::too_small: return "too_small";
-    case BufferCheckpointError::bad_tensor: return "bad_tensor";
-    case BufferCheckpointError::truncated: return "truncated";
-    case BufferCheckpointError::bad_magic: return "bad_magic";
-    case BufferCheckpointError::bad_version: return "bad_version";
-    case BufferCheckpointError::crc_mismatch: return "crc_mismatch";
-    case BufferCheckpointError::malformed: return "malformed";
-    case BufferCheckpointError::unexpected_tensor: return "unexpected_tensor";
-    case BufferCheckpointError::missing_tensor: return "missing_tensor";
-    case BufferCheckpointError::dtype_mismatch: return "dtype_mismatch";
-    case BufferCheckpointError::shape_mismatch: return "shape_mismatch";
-  }
-  return "unknown";
+  const auto i = static_cast<std::size_t>(e);
+  return i < detail::error_names.size() ? detail::error_names[i] : "unknown";
 }
 
 /// What the error means, in one sentence for a log line.
 constexpr std::string_view describe(BufferCheckpointError e) {
-  switch (e) {
-    case BufferCheckpointError::ok: return "no error";
-    case BufferCheckpointError::too_small: return "the destination buffer is too small for the checkpoint";
-    case BufferCheckpointError::bad_tensor: return "a tensor has an empty name, a name over 65535 bytes, rank over 4, a dimension over 2^32-1 or no data";
-    case BufferCheckpointError::truncated: return "the buffer is shorter than the checkpoint's header and payload count";
-    case BufferCheckpointError::bad_magic: return "the buffer does not start with the magic \"HFCK\"";
-    case BufferCheckpointError::bad_version: return "the checkpoint's format version is not 1";
-    case BufferCheckpointError::crc_mismatch: return "the checkpoint's CRC32C does not match its bytes";
-    case BufferCheckpointError::malformed: return "the tensor records do not fill the payload exactly";
-    case BufferCheckpointError::unexpected_tensor: return "the checkpoint holds a tensor the model does not have";
-    case BufferCheckpointError::missing_tensor: return "the model has a tensor the checkpoint lacks";
-    case BufferCheckpointError::dtype_mismatch: return "a tensor's dtype in the checkpoint differs from the model's";
-    case BufferCheckpointError::shape_mismatch: return "a tensor's shape in the checkpoint differs from the model's";
-  }
-  return "unknown error";
+  const auto i = static_cast<std::size_t>(e);
+  return i < detail::error_descriptions.size() ? detail::error_descriptions[i] : "unknown error";
 }
 
 /// A tensor's element type, with TensorFlow's DataType numbers (DT_FLOAT = 1, DT_DOUBLE = 2,
@@ -98,8 +94,12 @@ enum class BufferDType : std::uint8_t { float32 = 1, float64 = 2, int32 = 3, int
 /// Bytes per element: 4 or 8 (0 for a value outside the enum).
 constexpr std::size_t element_size(BufferDType d) {
   switch (d) {
-    case BufferDType::float32: case BufferDType::int32: return 4;
-    case BufferDType::float64: case BufferDType::int64: return 8;
+    case BufferDType::float32:
+    case BufferDType::int32:
+      return 4;
+    case BufferDType::float64:
+    case BufferDType::int64:
+      return 8;
   }
   return 0;
 }
@@ -147,8 +147,8 @@ struct BufferRestoreResult {
 inline constexpr std::size_t kBufferCheckpointHeaderSize = 24;
 inline constexpr std::size_t kBufferCheckpointCrcSize = 4;
 inline constexpr std::uint16_t kBufferCheckpointVersion = 1;
-inline constexpr std::array<std::byte, 4> kBufferCheckpointMagic = {
-    std::byte{'H'}, std::byte{'F'}, std::byte{'C'}, std::byte{'K'}};
+inline constexpr std::array<std::byte, 4> kBufferCheckpointMagic = {std::byte{'H'}, std::byte{'F'},
+                                                                    std::byte{'C'}, std::byte{'K'}};
 
 namespace detail {
 
@@ -170,13 +170,15 @@ template <class T>
 constexpr void put_le(std::byte* out, T v) {
   using U = std::make_unsigned_t<T>;
   const U u = static_cast<U>(v);
-  for (std::size_t k = 0; k < sizeof(T); ++k) out[k] = static_cast<std::byte>((u >> (8 * k)) & 0xFFu);
+  for (std::size_t k = 0; k < sizeof(T); ++k)
+    out[k] = static_cast<std::byte>((u >> (8 * k)) & 0xFFu);
 }
 template <class T>
 constexpr T get_le(const std::byte* in) {
   using U = std::make_unsigned_t<T>;
   U u = 0;
-  for (std::size_t k = 0; k < sizeof(T); ++k) u = static_cast<U>(u | (static_cast<U>(in[k]) << (8 * k)));
+  for (std::size_t k = 0; k < sizeof(T); ++k)
+    u = static_cast<U>(u | (static_cast<U>(in[k]) << (8 * k)));
   return static_cast<T>(u);
 }
 
@@ -310,10 +312,12 @@ BufferSaveResult save_buffer_checkpoint(const Tensors& tensors, std::int64_t glo
   if (need == 0) {
     r.error = BufferCheckpointError::bad_tensor;
     for (std::size_t i = 0; i < tensors.size() && r.tensor.empty(); ++i)
-      if (detail::record_size(BufferTensor(tensors[i])) == 0) r.tensor = BufferTensor(tensors[i]).name;
+      if (detail::record_size(BufferTensor(tensors[i])) == 0)
+        r.tensor = BufferTensor(tensors[i]).name;
     return r;
   }
-  if (out.size() < need || need - kBufferCheckpointHeaderSize - kBufferCheckpointCrcSize > 0xFFFFFFFFu) {
+  if (out.size() < need ||
+      need - kBufferCheckpointHeaderSize - kBufferCheckpointCrcSize > 0xFFFFFFFFu) {
     r.error = BufferCheckpointError::too_small;
     return r;
   }
@@ -333,7 +337,8 @@ BufferSaveResult save_buffer_checkpoint(const Tensors& tensors, std::int64_t glo
     p[3] = static_cast<std::byte>(t.rank);
     p += 4;
     for (int d = 0; d < t.rank; ++d, p += 4)
-      detail::put_le<std::uint32_t>(p, static_cast<std::uint32_t>(t.dims[static_cast<std::size_t>(d)]));
+      detail::put_le<std::uint32_t>(
+          p, static_cast<std::uint32_t>(t.dims[static_cast<std::size_t>(d)]));
     std::memcpy(p, t.name.data(), t.name.size());
     p += t.name.size();
     const std::size_t elem = element_size(t.dtype);
@@ -361,7 +366,8 @@ inline BufferRestoreResult read_buffer_checkpoint_step(std::span<const std::byte
 /// tensor where there is one) and leaves every tensor untouched. On success copies every record
 /// into its tensor and returns the saved global step (the caller sets its step from it).
 template <class Tensors>
-BufferRestoreResult restore_buffer_checkpoint(const Tensors& tensors, std::span<const std::byte> in) {
+BufferRestoreResult restore_buffer_checkpoint(const Tensors& tensors,
+                                              std::span<const std::byte> in) {
   BufferRestoreResult r;
   const detail::Parsed h = detail::parse(in);
   if (h.error != BufferCheckpointError::ok) {
