@@ -18,7 +18,8 @@ foreach(h IN LISTS headers)
   endforeach()
 endforeach()
 # io/ reads and writes files, except the on-device checkpoint (a byte buffer), which is core.
-foreach(h IN ITEMS "${INCLUDE_DIR}/hookfuse/io/buffer_checkpoint.hpp")
+foreach(h IN ITEMS "${INCLUDE_DIR}/hookfuse/io/buffer_checkpoint.hpp"
+                   "${INCLUDE_DIR}/hookfuse/io/detail/buffer_bytes.hpp")
   file(STRINGS "${h}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*<(iostream|fstream|sstream|filesystem|functional|thread|mutex|vector|map|list|deque|string)>|std::function<")
   foreach(l IN LISTS lines)
     string(APPEND bad "  ${h}: ${l}\n")

@@ -4,6 +4,7 @@
 // step N from the buffer equal bit for bit at 2N to a run never interrupted.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -169,6 +170,28 @@ TEST_CASE("buffer checkpoint round trip restores values and the step") {
   CHECK(m.step == 42);
   CHECK(m.w == std::array<float, 6>{1, 2, 3, 4, 5, 6});
   CHECK(hf::io::read_buffer_checkpoint_step(buf).global_step == 42);
+}
+
+TEST_CASE("verify compares a buffer checkpoint with the model bit for bit") {
+  SmallModel m;
+  const auto vars = m.vars();
+  std::array<std::byte, 65> buf{};
+  REQUIRE(hf::save_checkpoint_to_buffer(hf::VariableList(vars), buf));
+  CHECK(hf::verify_checkpoint_in_buffer(hf::VariableList(vars), buf).error ==
+        BufferCheckpointError::ok);
+  m.w[4] = std::nextafter(5.0f, 6.0f);  // one ulp off
+  auto r = hf::verify_checkpoint_in_buffer(hf::VariableList(vars), buf);
+  CHECK(r.error == BufferCheckpointError::value_mismatch);
+  CHECK(r.tensor == "w");
+  CHECK(m.w[4] != 5.0f);  // verify writes nothing
+  m.w[4] = 5.0f;
+  m.step = 43;
+  r = hf::verify_checkpoint_in_buffer(hf::VariableList(vars), buf);
+  CHECK(r.error == BufferCheckpointError::value_mismatch);
+  CHECK(r.tensor == "global_step");
+  buf[40] ^= std::byte{1};
+  CHECK(hf::verify_checkpoint_in_buffer(hf::VariableList(vars), buf).error ==
+        BufferCheckpointError::crc_mismatch);
 }
 
 TEST_CASE("every single-byte flip of a buffer checkpoint is refused, variables untouched") {

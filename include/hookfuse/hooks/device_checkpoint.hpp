@@ -106,6 +106,15 @@ inline io::BufferRestoreResult restore_checkpoint_from_buffer(VariableList vars,
   return r;
 }
 
+/// Checks, writing nothing, that the checkpoint in `in` holds exactly the values of `vars` and
+/// their global step (io::verify_buffer_checkpoint): the restore's checks, then value_mismatch
+/// naming the first variable that differs. For reading back a flash write, or comparing runs.
+inline io::BufferRestoreResult verify_checkpoint_in_buffer(VariableList vars,
+                                                           std::span<const std::byte> in) {
+  const detail::BufferTensorView view(vars);
+  return io::verify_buffer_checkpoint(view, view.step != nullptr ? *view.step : 0, in);
+}
+
 /// A session's checkpoint (session.variables(): variables, slots, hook state, global step).
 template <class Session>
 requires requires(Session& s) { s.variables().data(); }
@@ -119,6 +128,14 @@ io::BufferRestoreResult restore_checkpoint_from_buffer(Session& session,
                                                        std::span<const std::byte> in) {
   const auto vars = session.variables();
   return restore_checkpoint_from_buffer(VariableList(vars.data(), vars.size()), in);
+}
+
+template <class Session>
+requires requires(Session& s) { s.variables().data(); }
+io::BufferRestoreResult verify_checkpoint_in_buffer(Session& session,
+                                                    std::span<const std::byte> in) {
+  const auto vars = session.variables();
+  return verify_checkpoint_in_buffer(VariableList(vars.data(), vars.size()), in);
 }
 
 /// A bare graph's checkpoint (checkpoint_variables(graph, global_step): its Variables in tape

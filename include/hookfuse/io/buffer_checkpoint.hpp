@@ -35,6 +35,8 @@
 #include <string_view>
 #include <type_traits>
 
+#include "hookfuse/io/detail/buffer_bytes.hpp"
+
 namespace hookfuse::io {
 
 /// Why a buffer checkpoint was not written or not restored (ok: it was).
@@ -51,15 +53,17 @@ enum class BufferCheckpointError : std::uint8_t {
   missing_tensor,     ///< restore: the model has a (non-optional) tensor the buffer lacks
   dtype_mismatch,     ///< restore: a tensor's dtype differs from the model's
   shape_mismatch,     ///< restore: a tensor's shape differs from the model's
+  value_mismatch,     ///< verify: a tensor's values or the global step differ from the model's
 };
 
 namespace detail {
 // clang-format off
-inline constexpr std::array<std::string_view, 12> error_names = {
+inline constexpr std::array<std::string_view, 13> error_names = {
     "ok", "too_small", "bad_tensor", "truncated", "bad_magic", "bad_version", "crc_mismatch",
-    "malformed", "unexpected_tensor", "missing_tensor", "dtype_mismatch", "shape_mismatch"};
+    "malformed", "unexpected_tensor", "missing_tensor", "dtype_mismatch", "shape_mismatch",
+    "value_mismatch"};
 // clang-format on
-inline constexpr std::array<std::string_view, 12> error_descriptions = {
+inline constexpr std::array<std::string_view, 13> error_descriptions = {
     "no error",
     "the destination buffer is too small for the checkpoint",
     "a tensor has an empty name, a name over 65535 bytes, rank over 4, a dimension over 2^32-1 "
@@ -72,7 +76,8 @@ inline constexpr std::array<std::string_view, 12> error_descriptions = {
     "the checkpoint holds a tensor the model does not have",
     "the model has a tensor the checkpoint lacks",
     "a tensor's dtype in the checkpoint differs from the model's",
-    "a tensor's shape in the checkpoint differs from the model's"};
+    "a tensor's shape in the checkpoint differs from the model's",
+    "a tensor's values or the global step in the checkpoint differ from the model's"};
 }  // namespace detail
 
 /// The enumerator's name, "crc_mismatch".
@@ -151,48 +156,6 @@ inline constexpr std::array<std::byte, 4> kBufferCheckpointMagic = {std::byte{'H
                                                                     std::byte{'C'}, std::byte{'K'}};
 
 namespace detail {
-
-/// CRC32C, bitwise (no table: 64 bytes of code instead of a 1 KB table in flash): polynomial
-/// 0x82F63B78 reflected, init and final XOR 0xFFFFFFFF; "123456789" gives 0xE3069283, the same
-/// as io::crc32c.
-constexpr std::uint32_t crc32c_update(std::uint32_t crc, const std::byte* p, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) {
-    crc ^= static_cast<std::uint32_t>(p[i]);
-    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
-  }
-  return crc;
-}
-constexpr std::uint32_t crc32c_bitwise(const std::byte* p, std::size_t n) {
-  return crc32c_update(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
-}
-
-template <class T>
-constexpr void put_le(std::byte* out, T v) {
-  using U = std::make_unsigned_t<T>;
-  const U u = static_cast<U>(v);
-  for (std::size_t k = 0; k < sizeof(T); ++k)
-    out[k] = static_cast<std::byte>((u >> (8 * k)) & 0xFFu);
-}
-template <class T>
-constexpr T get_le(const std::byte* in) {
-  using U = std::make_unsigned_t<T>;
-  U u = 0;
-  for (std::size_t k = 0; k < sizeof(T); ++k)
-    u = static_cast<U>(u | (static_cast<U>(in[k]) << (8 * k)));
-  return static_cast<T>(u);
-}
-
-/// Copies `count` elements of `size` bytes between native and little-endian order.
-inline void copy_le(void* dst, const void* src, std::size_t count, std::size_t size) {
-  if constexpr (std::endian::native == std::endian::little) {
-    std::memcpy(dst, src, count * size);
-  } else {
-    auto* d = static_cast<unsigned char*>(dst);
-    const auto* s = static_cast<const unsigned char*>(src);
-    for (std::size_t i = 0; i < count; ++i)
-      for (std::size_t k = 0; k < size; ++k) d[i * size + k] = s[i * size + size - 1 - k];
-  }
-}
 
 /// One record as read from a buffer: where its values are.
 struct Record {
@@ -359,15 +322,11 @@ inline BufferRestoreResult read_buffer_checkpoint_step(std::span<const std::byte
   return {h.error, h.error == BufferCheckpointError::ok ? h.global_step : 0, {}};
 }
 
-/// Restores `tensors` from the checkpoint at the start of `in` (bytes past it are ignored).
-/// Checks everything before writing anything: the header, the CRC32C, that the records fill the
-/// payload, that every record names a tensor of `tensors` with the same dtype and shape, and
-/// that every non-optional tensor has a record; on any failure returns the error (naming the
-/// tensor where there is one) and leaves every tensor untouched. On success copies every record
-/// into its tensor and returns the saved global step (the caller sets its step from it).
+namespace detail {
+/// restore_buffer_checkpoint (verify_step null) and verify_buffer_checkpoint (the model's step).
 template <class Tensors>
-BufferRestoreResult restore_buffer_checkpoint(const Tensors& tensors,
-                                              std::span<const std::byte> in) {
+BufferRestoreResult check_and_apply(const Tensors& tensors, std::span<const std::byte> in,
+                                    const std::int64_t* verify_step) {
   BufferRestoreResult r;
   const detail::Parsed h = detail::parse(in);
   if (h.error != BufferCheckpointError::ok) {
@@ -433,7 +392,7 @@ BufferRestoreResult restore_buffer_checkpoint(const Tensors& tensors,
       return r;
     }
   }
-  // Pass 3: copy.
+  // Pass 3: copy, or compare.
   p = h.begin;
   for (std::uint32_t k = 0; k < h.count; ++k) {
     detail::Record rec;
@@ -442,11 +401,43 @@ BufferRestoreResult restore_buffer_checkpoint(const Tensors& tensors,
     find(rec.name, i);
     const BufferTensor t = tensors[i];
     const std::size_t elem = element_size(t.dtype);
-    detail::copy_le(t.data, rec.values, rec.value_bytes / elem, elem);
+    if (verify_step == nullptr) {
+      detail::copy_le(t.data, rec.values, rec.value_bytes / elem, elem);
+    } else if (!detail::equal_le(t.data, rec.values, rec.value_bytes / elem, elem)) {
+      r.error = BufferCheckpointError::value_mismatch;
+      r.tensor = t.name;
+      return r;
+    }
   }
   r.tensor = {};
   r.global_step = h.global_step;
+  if (verify_step != nullptr && *verify_step != h.global_step) {
+    r.error = BufferCheckpointError::value_mismatch;
+    r.tensor = "global_step";
+  }
   return r;
+}
+}  // namespace detail
+
+/// Restores `tensors` from the checkpoint at the start of `in` (bytes past it are ignored).
+/// Checks everything before writing anything: the header, the CRC32C, that the records fill the
+/// payload, that every record names a tensor of `tensors` with the same dtype and shape, and
+/// that every non-optional tensor has a record; on any failure returns the error (naming the
+/// tensor where there is one) and leaves every tensor untouched. On success copies every record
+/// into its tensor and returns the saved global step (the caller sets its step from it).
+template <class Tensors>
+BufferRestoreResult restore_buffer_checkpoint(const Tensors& tensors,
+                                              std::span<const std::byte> in) {
+  return detail::check_and_apply(tensors, in, nullptr);
+}
+
+/// Checks, writing nothing, that the checkpoint in `in` holds exactly the values of `tensors`
+/// (bit for bit) and `global_step`: the same checks as a restore, then value_mismatch naming
+/// the first tensor that differs ("global_step" for the step). For reading back a flash write.
+template <class Tensors>
+BufferRestoreResult verify_buffer_checkpoint(const Tensors& tensors, std::int64_t global_step,
+                                             std::span<const std::byte> in) {
+  return detail::check_and_apply(tensors, in, &global_step);
 }
 
 }  // namespace hookfuse::io
