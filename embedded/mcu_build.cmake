@@ -12,3 +12,8 @@ execute_process(COMMAND "${CMAKE_COMMAND}" --build "${BINARY_DIR}" --target mcu_
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "building mcu_train failed")
 endif()
+execute_process(COMMAND "${CMAKE_COMMAND}" --build "${BINARY_DIR}" --target mcu_resume
+                RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "building mcu_resume failed")
+endif()

@@ -7,12 +7,16 @@
 #   embedded.kws_train_host(_embedded_mode)   embedded/kws_train on the host, both ways (always)
 #   embedded.core_headers_no_os      the core headers include no <iostream>, <filesystem>,
 #                                    <fstream>, <functional>, <thread> (always)
+#   embedded.mcu_resume_host_hosted, embedded.mcu_resume_host_embedded
+#                                    mcu_resume (checkpoint in a byte array) on the host (always)
 # With arm-none-eabi-g++ and qemu-system-arm on the PATH (scripts/edge-check.sh installs them):
 #   embedded.mcu_build               cross-builds embedded/ into <build>/embedded-mcu (fixture)
 #   embedded.mcu_no_heap_symbols     arm-none-eabi-nm: no malloc, _sbrk, _Znw*, _Zna* in the ELF
 #   embedded.mcu_train_qemu          runs mcu_train.elf on qemu-system-arm -M mps2-an386
 #   embedded.mcu_heap_hook_fails_to_link
 #                                    a hook with a std::vector must fail to link
+#   embedded.mcu_resume_qemu, embedded.mcu_resume_no_heap_symbols
+#                                    mcu_resume.elf on qemu-system-arm, and its nm check
 add_executable(mcu_train_host "${CMAKE_CURRENT_LIST_DIR}/mcu_train/main.cpp")
 target_link_libraries(mcu_train_host PRIVATE hookfuse::hookfuse hookfuse_warnings)
 target_compile_options(mcu_train_host PRIVATE ${HOOKFUSE_TEST_FLAGS})
@@ -60,6 +64,23 @@ add_test(NAME embedded.core_headers_no_os
 set_tests_properties(embedded.mcu_train_host embedded.mcu_train_host_embedded_mode
                      embedded.core_headers_no_os PROPERTIES LABELS embedded)
 
+# embedded/mcu_resume on the host, hosted and embedded mode: save at N, reset, restore,
+# continue to 2N, equal bit for bit to an uninterrupted run; a flipped byte is refused.
+set(mcu_resume_regex "corrupt_restore: crc_mismatch\nrestore: ok\nrestored_step: 150\nfinal_step: 300\nresumed_equals_uninterrupted: bit for bit\n.*mcu_resume: PASS")
+foreach(mode IN ITEMS hosted embedded)
+  add_executable(mcu_resume_host_${mode} "${CMAKE_CURRENT_LIST_DIR}/mcu_resume/main.cpp")
+  target_link_libraries(mcu_resume_host_${mode} PRIVATE hookfuse::hookfuse hookfuse_warnings)
+  target_compile_options(mcu_resume_host_${mode} PRIVATE ${HOOKFUSE_TEST_FLAGS})
+  if(mode STREQUAL "embedded")
+    target_compile_options(mcu_resume_host_${mode} PRIVATE -fno-exceptions -fno-rtti)
+    target_compile_definitions(mcu_resume_host_${mode} PRIVATE HOOKFUSE_EMBEDDED)
+  endif()
+  add_test(NAME embedded.mcu_resume_host_${mode}
+    COMMAND "${CMAKE_COMMAND}" "-DPASS_REGEX=${mcu_resume_regex}"
+            -P "${PROJECT_SOURCE_DIR}/cmake/run_checked.cmake" -- $<TARGET_FILE:mcu_resume_host_${mode}>)
+  set_tests_properties(embedded.mcu_resume_host_${mode} PROPERTIES LABELS embedded)
+endforeach()
+
 find_program(HOOKFUSE_ARM_CXX arm-none-eabi-g++)
 find_program(HOOKFUSE_ARM_NM arm-none-eabi-nm)
 find_program(HOOKFUSE_QEMU_ARM qemu-system-arm)
@@ -91,3 +112,13 @@ set_tests_properties(embedded.mcu_no_heap_symbols embedded.mcu_train_qemu
 set_tests_properties(embedded.mcu_heap_hook_fails_to_link PROPERTIES
   LABELS embedded FIXTURES_REQUIRED hookfuse_mcu TIMEOUT 600
   PASS_REGULAR_EXPRESSION "undefined reference to `__wrap__Znwj'")
+add_test(NAME embedded.mcu_resume_no_heap_symbols
+  COMMAND "${CMAKE_COMMAND}" "-DNM=${HOOKFUSE_ARM_NM}" "-DELF=${mcu_dir}/mcu_resume.elf"
+          -P "${CMAKE_CURRENT_LIST_DIR}/check_no_heap.cmake")
+add_test(NAME embedded.mcu_resume_qemu
+  COMMAND "${CMAKE_COMMAND}" "-DPASS_REGEX=${mcu_resume_regex}"
+          -P "${PROJECT_SOURCE_DIR}/cmake/run_checked.cmake" --
+          "${HOOKFUSE_QEMU_ARM}" -M mps2-an386 -nographic -semihosting
+          -kernel "${mcu_dir}/mcu_resume.elf")
+set_tests_properties(embedded.mcu_resume_no_heap_symbols embedded.mcu_resume_qemu
+  PROPERTIES LABELS embedded FIXTURES_REQUIRED hookfuse_mcu TIMEOUT 120)

@@ -14,6 +14,8 @@
 #     and both RV32 ISAs: the nm check, its flash budget, a QEMU run (loss at step 0 above 1.0,
 #     test accuracy >= 0.9, exit status 0) printing its wall time, parameter, optimizer-state
 #     and stack bytes,
+#  3c. mcu_resume (embedded/mcu_resume) on all three: nm check, flash budget, QEMU run (a
+#     checkpoint in a byte array survives a reset; a flipped byte is refused),
 #  4. aarch64: cross-builds the core tests (HOOKFUSE_CORE_ONLY) with g++-aarch64-linux-gnu
 #     -static and runs them with ctest under qemu-aarch64.
 #
@@ -116,6 +118,22 @@ check_no_heap() {
   echo "none of malloc, _sbrk, _Znw*, _Zna* in $2"
 }
 
+# check_resume <name> <status> <output>: mcu_resume's lines (embedded/mcu_resume): the copy with
+# a flipped byte refused with crc_mismatch, the restore at step 150, the run resumed to 300 equal
+# bit for bit to the uninterrupted one, exit status 0.
+check_resume() {
+  local name=$1 status=$2 output=$3 line
+  for line in "corrupt_restore: crc_mismatch" "restored_step: 150" "final_step: 300" \
+              "resumed_equals_uninterrupted: bit for bit" "mcu_resume: PASS"; do
+    if ! printf '%s\n' "$output" | grep -qxF "$line"; then
+      echo "edge-check: FAIL: $name: no line '$line' (exit status $status)" >&2
+      exit 1
+    fi
+  done
+  [ "$status" -eq 0 ] || { echo "edge-check: FAIL: $name exited with status $status" >&2; exit 1; }
+  echo "$name: corrupted copy refused, resumed run equal bit for bit to the uninterrupted one"
+}
+
 # --- 1. toolchains ---------------------------------------------------------------------------
 scripts/install-deps.sh
 packages=(gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib libnewlib-arm-none-eabi
@@ -178,11 +196,23 @@ fi
 echo "mcu_train_heap_hook fails to link, as it must"
 
 step "Cortex-M4F: kws_train: build, no allocation symbols, flash budget, run"
-cmake --build "$build/mcu" --target kws_train   # also runs check_no_heap.cmake after linking
+# kws_train and mcu_resume in one build (-j2); each link runs check_no_heap.cmake.
+cmake --build "$build/mcu" --target kws_train mcu_resume -j"$jobs"
 elf=$build/mcu/kws_train.elf
 check_no_heap arm-none-eabi-nm "$elf"
 check_size kws_train_cortex_m4f arm-none-eabi-size "$elf"
 run_kws kws_train qemu-system-arm -M mps2-an386 -nographic -semihosting -kernel "$elf"
+
+step "Cortex-M4F: mcu_resume (checkpoint in a byte array, reset, restore)"
+elf=$build/mcu/mcu_resume.elf
+check_no_heap arm-none-eabi-nm "$elf"
+check_size mcu_resume_cortex_m4f arm-none-eabi-size "$elf"
+set +e
+output=$(timeout 300 qemu-system-arm -M mps2-an386 -nographic -semihosting -kernel "$elf" 2>&1)
+status=$?
+set -e
+printf '%s\n' "$output"
+check_resume mcu_resume "$status" "$output"
 
 # --- 3. RV32 ----------------------------------------------------------------------------------
 # Both ISAs in one build tree (one compile each, in parallel with -j2). The soft-float variant
@@ -224,6 +254,22 @@ for isa in rv32imac rv32imafc; do
   [ "$isa" = rv32imac ] && cpu=rv32,f=false,d=false
   run_kws "kws_train_$isa" qemu-system-riscv32 -M virt -cpu "$cpu" -bios none -nographic \
     -kernel "$elf"
+done
+
+for isa in rv32imac rv32imafc; do
+  step "RV32 $isa: mcu_resume (checkpoint in a byte array, reset, restore)"
+  elf=$build/riscv/mcu_resume_$isa.elf
+  check_no_heap riscv64-unknown-elf-nm "$elf"
+  check_size "mcu_resume_$isa" riscv64-unknown-elf-size "$elf"
+  cpu=rv32
+  [ "$isa" = rv32imac ] && cpu=rv32,f=false,d=false
+  set +e
+  output=$(timeout 300 qemu-system-riscv32 -M virt -cpu "$cpu" -bios none -nographic \
+             -kernel "$elf" </dev/null 2>&1)
+  status=$?
+  set -e
+  printf '%s\n' "$output"
+  check_resume "mcu_resume_$isa" "$status" "$output"
 done
 
 # --- 4. aarch64 ------------------------------------------------------------------------------

@@ -60,3 +60,11 @@ hookfuse_riscv_executable(mcu_train_rv32imafc rv32imafc ilp32f)
 
 # embedded/kws_train for both ISAs (kws_train_rv32imac.elf, kws_train_rv32imafc.elf).
 include("${CMAKE_CURRENT_SOURCE_DIR}/kws_train/kws_train.cmake")
+# embedded/mcu_resume (a checkpoint in a byte array survives a reset), for both ISAs.
+hookfuse_riscv_executable(mcu_resume_rv32imac rv32imac ilp32)
+hookfuse_riscv_executable(mcu_resume_rv32imafc rv32imafc ilp32f)
+foreach(t IN ITEMS mcu_resume_rv32imac mcu_resume_rv32imafc)
+  set_property(TARGET ${t} PROPERTY SOURCES
+    "${CMAKE_CURRENT_SOURCE_DIR}/mcu_resume/main.cpp" "${riscv}/startup.c")
+  target_link_options(${t} PRIVATE -Wl,--defsym=__stack_size__=6464)  # as on the Cortex-M4F
+endforeach()

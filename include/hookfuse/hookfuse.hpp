@@ -18,6 +18,7 @@
 #include "hookfuse/hooks/checkpoint_saver_hook.hpp"
 #include "hookfuse/hooks/checkpoint_variables.hpp"
 #include "hookfuse/hooks/concepts.hpp"
+#include "hookfuse/hooks/device_checkpoint.hpp"
 #include "hookfuse/hooks/early_stopping_hook.hpp"
 #include "hookfuse/hooks/feed_fn_hook.hpp"
 #include "hookfuse/hooks/gradient_clip_hooks.hpp"

@@ -140,22 +140,30 @@ struct VariableArray {
 
 namespace detail {
 
-/// The descriptor of one Variable: its name, dtype, TensorFlow shape (Variable::tf_rank) and
-/// values.
+/// The descriptor of one Variable (its name, dtype, TensorFlow shape from Variable::tf_rank, and
+/// values), written into `d` in place: a list is filled without a temporary per variable.
 template <class V>
-CheckpointVariable checkpoint_variable(V& v) {
-  VariableShape shape;
-  shape.rank = V::tf_rank;
+void assign_checkpoint_variable(CheckpointVariable& d, V& v) {
+  d = CheckpointVariable{};
+  d.name = V::name.view();
+  d.dtype = dtype_of<typename V::scalar>();
+  d.shape.rank = V::tf_rank;
   const auto rows = static_cast<std::int64_t>(v.value.rows());
   const auto cols = static_cast<std::int64_t>(v.value.cols());
   if constexpr (V::tf_rank == 2) {
-    shape.dim_sizes[0] = rows;
-    shape.dim_sizes[1] = cols;
+    d.shape.dim_sizes[0] = rows;
+    d.shape.dim_sizes[1] = cols;
   } else if constexpr (V::tf_rank == 1) {
-    shape.dim_sizes[0] = cols;  // stored as one row, [1, cols]
+    d.shape.dim_sizes[0] = cols;  // stored as one row, [1, cols]
   }
-  return {V::name.view(), dtype_of<typename V::scalar>(), shape,
-          static_cast<void*>(v.value.data())};
+  d.data = static_cast<void*>(v.value.data());
+}
+/// The descriptor of one Variable, as a value.
+template <class V>
+CheckpointVariable checkpoint_variable(V& v) {
+  CheckpointVariable d;
+  assign_checkpoint_variable(d, v);
+  return d;
 }
 
 /// global_step: int64 of shape [] (rank 0), TensorFlow's global step variable.

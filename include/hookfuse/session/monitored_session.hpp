@@ -392,8 +392,15 @@ class MonitoredTrainingSession
   /// pointers into the variables. No heap.
   auto variables() {
     sync_hooks_for_caller();
-    return with_hook_state(checkpoint_variables(graph_, optimizer_slots_, *train_op_.global_step),
-                           hooks_);
+    // Filled in place (one array of stack): what with_hook_state(checkpoint_variables(...)) gives.
+    using S = detail::HookState<Hooks>;
+    VariableArray<num_variables_v<graph_type> + optimizer_slots_type::num_checkpoint_variables + 1 +
+                  S::size>
+        out;
+    append_checkpoint_variables(out.items, out.count, graph_, optimizer_slots_,
+                                *train_op_.global_step);
+    if constexpr (S::size > 0) S::append_variables(hooks_, out);
+    return out;
   }
 
   /// The train op's optimizer: set_learning_rate(lr) changes the rate of the following steps.

@@ -240,6 +240,14 @@ class OptimizerSlots<Opt, GraphT> {
   std::array<CheckpointVariable, num_checkpoint_variables> checkpoint_variables() {
     std::array<CheckpointVariable, num_checkpoint_variables> out{};
     std::size_t i = 0;
+    append_checkpoint_variables(out, i);
+    return out;
+  }
+  /// The same descriptors written into out[i], out[i + 1], ... (i advanced past them): a
+  /// session's list is filled in place, without a second array on the stack.
+  template <std::size_t N>
+  void append_checkpoint_variables(std::array<CheckpointVariable, N>& out, std::size_t& i) {
+    static_assert(N >= num_checkpoint_variables);
     [&]<std::size_t... J>(std::index_sequence<J...>) {
       (add_slots<std::tuple_element_t<J, vars>>(out, i, std::make_index_sequence<num_slots>{}),
        ...);
@@ -250,24 +258,32 @@ class OptimizerSlots<Opt, GraphT> {
                                       static_cast<void*>(&non_slot[K])}),
        ...);
     }(std::make_index_sequence<num_non_slots>{});
-    return out;
   }
 
   /// The non-slot scalars, in non_slot_names order.
   std::array<non_slot_scalar, num_non_slots> non_slot{};
 
  private:
-  template <class V, std::size_t... K>
-  void add_slots(std::array<CheckpointVariable, num_checkpoint_variables>& out, std::size_t& i,
+  template <class V, std::size_t N, std::size_t... K>
+  void add_slots(std::array<CheckpointVariable, N>& out, std::size_t& i,
                  std::index_sequence<K...>) {
     auto& s = slots_of<V>();
-    VariableShape shape = shape_of<V>(s);
-    ((out[i++] = CheckpointVariable{slot_key<V, typename Opt::slot_names, K>.view(),
-                                    dtype_of<typename V::scalar>(), shape,
-                                    static_cast<void*>(s.slot[K].data()), false,
-                                    conflicting_slot_key<V, Opt, K>(),
-                                    slot_conflict_reason<Opt>()}),
-     ...);
+    // A loop over constant tables, not one temporary descriptor per slot: -Os keeps each
+    // temporary of a fold in its own stack slot.
+    static constexpr std::array<std::string_view, num_slots> keys = {
+        slot_key<V, typename Opt::slot_names, K>.view()...};
+    static constexpr std::array<std::string_view, num_slots> conflicting = {
+        conflicting_slot_key<V, Opt, K>()...};
+    for (std::size_t k = 0; k < num_slots; ++k) {
+      CheckpointVariable& d = out[i++];
+      d.name = keys[k];
+      d.dtype = dtype_of<typename V::scalar>();
+      d.shape = shape_of<V>(s);
+      d.data = static_cast<void*>(s.slot[k].data());
+      d.optional = false;
+      d.conflicting_key = conflicting[k];
+      d.conflict_reason = slot_conflict_reason<Opt>();
+    }
   }
   template <class V>
   static VariableShape shape_of(VariableSlots<V, num_slots>& s) {
@@ -291,21 +307,30 @@ class OptimizerSlots<Opt, GraphT> {
 
 }  // namespace detail
 
-/// Every variable of a session's checkpoint with an optimizer's slots: the graph's Variables
-/// (tape order), the optimizer's slots and non-slot scalars (OptimizerSlots::
-/// checkpoint_variables), then "global_step". No heap.
-template <class GraphT, class Slots>
-auto checkpoint_variables(GraphT& graph, Slots& slots, GlobalStep& global_step) {
+/// Every variable of a session's checkpoint with an optimizer's slots written into out[i], ...
+/// (i advanced past them): the graph's Variables (tape order), the optimizer's slots and
+/// non-slot scalars (OptimizerSlots::checkpoint_variables), then "global_step". Fills a
+/// caller's array in place, so a session's list costs one array of stack. No heap.
+template <std::size_t N, class GraphT, class Slots>
+void append_checkpoint_variables(std::array<CheckpointVariable, N>& out, std::size_t& i,
+                                 GraphT& graph, Slots& slots, GlobalStep& global_step) {
   constexpr std::size_t n = num_variables_v<GraphT>;
   constexpr std::size_t m = Slots::num_checkpoint_variables;
-  std::array<CheckpointVariable, n + m + 1> out{};
-  const auto vars = graph_variables(graph);
-  for (std::size_t i = 0; i < n; ++i) out[i] = vars[i];
-  if constexpr (m > 0) {
-    const auto extra = slots.checkpoint_variables();
-    for (std::size_t i = 0; i < m; ++i) out[n + i] = extra[i];
-  }
-  out[n + m] = detail::checkpoint_variable(global_step);
+  static_assert(N >= n + m + 1);
+  const std::size_t first = i;
+  graph.for_each_variable([&](auto& v) {
+    if (i < first + n) detail::assign_checkpoint_variable(out[i++], v);
+  });
+  if constexpr (m > 0) slots.append_checkpoint_variables(out, i);
+  out[i++] = detail::checkpoint_variable(global_step);
+}
+
+/// The same list as an array of its own.
+template <class GraphT, class Slots>
+auto checkpoint_variables(GraphT& graph, Slots& slots, GlobalStep& global_step) {
+  std::array<CheckpointVariable, num_variables_v<GraphT> + Slots::num_checkpoint_variables + 1> out{};
+  std::size_t i = 0;
+  append_checkpoint_variables(out, i, graph, slots, global_step);
   return out;
 }
 
