@@ -79,6 +79,7 @@ void merge_bundles(std::span<const std::filesystem::path> prefixes,
 
   detail::TempFile index(meta_filename(merged));
   detail::write_index_table(index, entries, num_shards);
+  index.close_synced();  // complete on disk before an earlier index of `merged` goes
 
   const std::filesystem::path dir = detail::parent_dir(merged);
   if (::unlink(index.final_path().c_str()) == 0) {
