@@ -91,7 +91,8 @@ bool fault(Call call, const char* path) {
   if (!match || ++p.seen != p.nth) return false;
   p.fired = true;
   if (p.shrink_to >= 0) {
-    REQUIRE(::truncate(path, static_cast<off_t>(p.shrink_to)) == 0);
+    // Never throws (libc's callers are not all C++): a failed truncate shows as not fired.
+    p.fired = ::truncate(path, static_cast<off_t>(p.shrink_to)) == 0;
     return false;
   }
   errno = p.err;
