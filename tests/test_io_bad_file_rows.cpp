@@ -85,8 +85,8 @@ TEST_CASE("an index whose keys are out of order is DataLossError naming the key"
   CHECK(error_of<io::DataLossError>([&] { io::BundleReader r(prefix); }) ==
         prefix.string() + ".index: key 'a' is out of order (keys must increase bytewise)");
   // A key repeated is out of order too ("b" is not greater than "b").
-  write_index(prefix, {{"", kHeader}, {"a", kScalarEntry}, {"c", kScalarEntry}, {"b", kScalarEntry}},
-              4);
+  write_index(prefix,
+              {{"", kHeader}, {"a", kScalarEntry}, {"c", kScalarEntry}, {"b", kScalarEntry}}, 4);
   CHECK(error_of<io::DataLossError>([&] { io::BundleReader r(prefix); }) ==
         prefix.string() + ".index: key 'b' is out of order (keys must increase bytewise)");
   // The same entries in order open.
@@ -167,7 +167,8 @@ TEST_CASE("a histogram with unequal bucket arrays is DataLossError") {
   const std::string histo = bytes_of({0x32, 0x10}) + one + two + bytes_of({0x3a, 0x08}) + three;
   const std::string value = bytes_of({0x0a, 0x01}) + "h" + bytes_of({0x2a, 28}) + histo;
   const std::string summary = bytes_of({0x0a, 33}) + value;
-  const std::string event = bytes_of({0x09, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0x05, 0x2a, 35}) + summary;
+  const std::string event =
+      bytes_of({0x09, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0x05, 0x2a, 35}) + summary;
   REQUIRE(histo.size() == 28);
   REQUIRE(value.size() == 33);
   REQUIRE(summary.size() == 35);

@@ -47,7 +47,8 @@ enum class Call { none, open, fopen, fstat, read, pread, write, fsync, close, re
 
 /// The one fault armed at a time: the `nth` call of kind `call` on a path containing `part`
 /// (ending with it when `suffix`) fails with `err`, or, with `shrink_to` >= 0, first truncates
-/// that file to `shrink_to` bytes and then proceeds. Touched by the test thread only.
+/// that file to `shrink_to` bytes and then proceeds. A descriptor's path is the kernel's
+/// (/proc/self/fd: symbolic links resolved). Touched by the test thread only.
 struct FaultPlan {
   Call call = Call::none;
   std::string part;
@@ -55,7 +56,7 @@ struct FaultPlan {
   int nth = 1;
   int err = EIO;
   long long shrink_to = -1;
-  int seen = 0;       // matching calls so far
+  int seen = 0;  // matching calls so far
   bool fired = false;
 };
 FaultPlan g_plan;
@@ -347,12 +348,12 @@ TEST_CASE("safetensors files that cannot be opened, stat'ed or read, or shrink, 
   }
   {
     // The length read, the file cut to 8 + 10 bytes before the header's read.
-    Arm arm({.call = Call::pread, .part = "m.safetensors", .suffix = true, .nth = 2,
-             .shrink_to = 18});
-    CHECK(error_of<io::DataLossError>(
-              [&] { (void)io::safetensors::SafetensorsFile::open(file); }) ==
-          file.string() + ": truncated while reading the header: expected " +
-              std::to_string(header.size()) + " bytes at offset 8, the file ended first");
+    Arm arm(
+        {.call = Call::pread, .part = "m.safetensors", .suffix = true, .nth = 2, .shrink_to = 18});
+    CHECK(error_of<io::DataLossError>([&] {
+            (void)io::safetensors::SafetensorsFile::open(file);
+          }) == file.string() + ": truncated while reading the header: expected " +
+                    std::to_string(header.size()) + " bytes at offset 8, the file ended first");
     CHECK(arm.fired());
   }
 }
@@ -365,14 +366,16 @@ TEST_CASE("an IDX file that cannot be opened or read is DataError naming it") {
   REQUIRE(hookfuse::data::read_idx_labels(file).labels.size() == 3);
   {
     Arm arm({.call = Call::fopen, .part = "labels-idx1-ubyte", .suffix = true});
-    CHECK(error_of<hookfuse::data::DataError>([&] { (void)hookfuse::data::read_idx_labels(file); }) ==
-          file.string() + ": cannot open for reading: " + kEio);
+    CHECK(error_of<hookfuse::data::DataError>([&] {
+            (void)hookfuse::data::read_idx_labels(file);
+          }) == file.string() + ": cannot open for reading: " + kEio);
     CHECK(arm.fired());
   }
   {
     Arm arm({.call = Call::read, .part = "labels-idx1-ubyte", .suffix = true});
-    CHECK(error_of<hookfuse::data::DataError>([&] { (void)hookfuse::data::read_idx_labels(file); }) ==
-          file.string() + ": read error after 0 bytes: " + kEio);
+    CHECK(error_of<hookfuse::data::DataError>([&] {
+            (void)hookfuse::data::read_idx_labels(file);
+          }) == file.string() + ": read error after 0 bytes: " + kEio);
     CHECK(arm.fired());
   }
 }
@@ -383,14 +386,16 @@ TEST_CASE("atomic writes: fsync, close failures keep the old file") {
   io::write_file_atomically(file, std::string_view("old"));
   {
     Arm arm({.call = Call::fsync, .part = ".tmp-"});
-    CHECK(error_of<io::IoError>([&] { io::write_file_atomically(file, std::string_view("new")); }) ==
-          "cannot fsync " + file.string() + ": " + kEio);
+    CHECK(error_of<io::IoError>([&] {
+            io::write_file_atomically(file, std::string_view("new"));
+          }) == "cannot fsync " + file.string() + ": " + kEio);
     CHECK(arm.fired());
   }
   {
     Arm arm({.call = Call::close, .part = ".tmp-", .err = ENOSPC});
-    CHECK(error_of<io::IoError>([&] { io::write_file_atomically(file, std::string_view("new")); }) ==
-          "cannot close " + file.string() + ": " + kEnospc);
+    CHECK(error_of<io::IoError>([&] {
+            io::write_file_atomically(file, std::string_view("new"));
+          }) == "cannot close " + file.string() + ": " + kEnospc);
     CHECK(arm.fired());
   }
   CHECK(file_bytes(file) == "old");
@@ -398,10 +403,11 @@ TEST_CASE("atomic writes: fsync, close failures keep the old file") {
   {
     // Only the directory's own path ends with its name: its fsync fails, after the rename, so
     // the new file is in place, and the message says so.
-    Arm arm({.call = Call::fsync, .part = dir.path().string(), .suffix = true});
-    CHECK(error_of<io::IoError>([&] { io::write_file_atomically(file, std::string_view("new")); }) ==
-          "renamed into place, but fsync of its directory failed, for " + file.string() + ": " +
-              kEio);
+    Arm arm({.call = Call::fsync, .part = fs::canonical(dir.path()).string(), .suffix = true});
+    CHECK(error_of<io::IoError>([&] {
+            io::write_file_atomically(file, std::string_view("new"));
+          }) == "renamed into place, but fsync of its directory failed, for " + file.string() +
+                    ": " + kEio);
     CHECK(arm.fired());
   }
   CHECK(file_bytes(file) == "new");
@@ -460,24 +466,24 @@ TEST_CASE("an exporter's failures name the file or both directories and leave no
   {
     // A regular file where the export directory goes: mkdir(2) under it fails with ENOTDIR.
     write_bytes(dir / "file", "x");
-    CHECK(error_of<io::IoError>(
-              [&] { (void)hookfuse::detail::write_export(dir / "file", ckpt.string(), r); }) ==
-          "cannot create " + (dir / "file" / "temp-5" / "variables").string() + ": " +
-              std::strerror(ENOTDIR));
+    CHECK(error_of<io::IoError>([&] {
+            (void)hookfuse::detail::write_export(dir / "file", ckpt.string(), r);
+          }) == "cannot create " + (dir / "file" / "temp-5" / "variables").string() + ": " +
+                    std::strerror(ENOTDIR));
   }
   {
     Arm arm({.call = Call::write, .part = "eval_result.json", .suffix = true, .err = ENOSPC});
-    CHECK(error_of<io::IoError>(
-              [&] { (void)hookfuse::detail::write_export(exports, ckpt.string(), r); }) ==
-          "cannot write " + (temp / "eval_result.json").string() + ": " + kEnospc);
+    CHECK(error_of<io::IoError>([&] {
+            (void)hookfuse::detail::write_export(exports, ckpt.string(), r);
+          }) == "cannot write " + (temp / "eval_result.json").string() + ": " + kEnospc);
     CHECK(arm.fired());
   }
   CHECK_FALSE(fs::exists(temp));  // a failed export leaves no temporary directory
   {
     Arm arm({.call = Call::rename, .part = "temp-5", .suffix = true});
-    CHECK(error_of<io::IoError>(
-              [&] { (void)hookfuse::detail::write_export(exports, ckpt.string(), r); }) ==
-          "cannot rename " + temp.string() + " to " + (exports / "5").string() + ": " + kEio);
+    CHECK(error_of<io::IoError>([&] {
+            (void)hookfuse::detail::write_export(exports, ckpt.string(), r);
+          }) == "cannot rename " + temp.string() + " to " + (exports / "5").string() + ": " + kEio);
     CHECK(arm.fired());
   }
   CHECK_FALSE(fs::exists(temp));
@@ -503,14 +509,14 @@ TEST_CASE("merge_bundles: a failure after the data renames moves them back to th
     // The second input's data file cannot be renamed: the first is moved back.
     Arm arm({.call = Call::rename, .part = "b.data-00000-of-00001", .suffix = true});
     CHECK(error_of<io::IoError>([&] { io::merge_bundles(inputs, merged); }) ==
-          shard1 + ": cannot rename " + (parts / "b.data-00000-of-00001").string() + " to it: " +
-              kEio);
+          shard1 + ": cannot rename " + (parts / "b.data-00000-of-00001").string() +
+              " to it: " + kEio);
     CHECK(arm.fired());
   }
   CHECK(names_in(dir.path()) == std::vector<std::string>{"parts"});
   {
     // Both renamed, then the fsync of their directory fails: both are moved back.
-    Arm arm({.call = Call::fsync, .part = dir.path().string(), .suffix = true});
+    Arm arm({.call = Call::fsync, .part = fs::canonical(dir.path()).string(), .suffix = true});
     CHECK(error_of<io::IoError>([&] { io::merge_bundles(inputs, merged); }) ==
           shard1 + ": fsync of its directory " + dir.path().string() + " failed: " + kEio);
     CHECK(arm.fired());
