@@ -1,7 +1,7 @@
 #!/bin/bash
 # scripts/fault-injection.sh [--quick]: makes one file-system call of a saving program fail and
 # checks what is left. tests/kill/fault_shim.c, an LD_PRELOAD library built here with cc, fails
-# the N-th write/fwrite, fsync, rename or open-for-write with ENOSPC or EIO (odd N: ENOSPC,
+# the N-th write/pwrite/fwrite, fsync, rename or open-for-write with ENOSPC or EIO (odd N: ENOSPC,
 # even N: EIO) in tests/kill/campaign_child, which resumes a directory holding checkpoint 3
 # and trains to step 8 (a checkpoint and an event-file record per step). A first run without a
 # fault counts the calls of each kind; the sweep then fails each one in turn (--quick: the
@@ -12,8 +12,8 @@
 #     file the call was on, its final name for a temporary, a file inside it for a directory
 #     fsync) and the error's strerror text;
 #   - always: the directory's latest checkpoint loads with every CRC and the weights of an
-#     uninterrupted run, every event file reads, no temporary file is left
-#     (campaign_driver check), and a restart without a fault resumes at that checkpoint's step
+#     uninterrupted run, every event file reads, no temporary file and no data file without
+#     its index is left (campaign_driver check), and a restart without a fault resumes at that checkpoint's step
 #     (--quick: after the middle call's fault of each kind);
 #   - a run that exits 0 (fault not reached, or absorbed) reached step 8 and lost no event.
 # Short writes: runs where write(2) writes half of what it is asked (FAULT_SHORT: every call;
