@@ -12,6 +12,8 @@
 // Its first line of output, once the session exists (restore, removal of what a killed process
 // left, save at creation), is "restored <step> temporaries <n>" or "fresh 0 temporaries <n>":
 // <n> counts the temporary files then in DIR, which a clean restart leaves none of.
+// With CAMPAIGN_SHARDS=N (N >= 1) in the environment, the saver is TensorFlow's sharded one
+// (SaverOptions{.sharded = true, .num_shards = N}: shards under "<prefix>_temp/", then merged).
 // LAST_STEP 0: trains until its parent goes away (exit 0). LAST_STEP > 0: stops at that global
 // step (StopAtStepHook), closes the session (final save) and the event file, exits 0. Any error:
 // "campaign_child: <what>" on stderr, exit 2.
@@ -29,6 +31,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "campaign_phase.hpp"
 #include "kill_model.hpp"
@@ -110,15 +113,21 @@ int main(int argc, char** argv) {
     hf::io::SummaryWriter writer(
         argv[1], hf::io::SummaryWriterOptions{.max_queue = 1000, .flush_secs = 1e9});
     std::optional<std::int64_t> final_step;
+    hf::SessionOptions<PhaseSaver, hf::SteadyClock, hf::NullLogger> options{
+        .checkpoint_dir = argv[1],
+        .save_checkpoint_steps = 1,
+        .save_summaries_steps = 0,
+        .log_step_count_steps = 0};
+    const char* shards = std::getenv("CAMPAIGN_SHARDS");
+    if (shards != nullptr && std::atoi(shards) >= 1) {
+      options.saver = PhaseSaver(
+          hf::SaverOptions{.max_to_keep = 3, .sharded = true, .num_shards = std::atoi(shards)});
+    } else {
+      options.max_to_keep = 3;
+    }
     {
       hf::MonitoredTrainingSession session(
-          model.train_op(), hookfuse_test::KillInput{&model.global_step},
-          hf::SessionOptions<PhaseSaver, hf::SteadyClock, hf::NullLogger>{
-              .checkpoint_dir = argv[1],
-              .save_checkpoint_steps = 1,
-              .save_summaries_steps = 0,
-              .log_step_count_steps = 0,
-              .max_to_keep = 3},
+          model.train_op(), hookfuse_test::KillInput{&model.global_step}, std::move(options),
           hf::hooks(EventHook{&writer},
                     hf::StopAtStepHook({.last_step = last_step > 0 ? last_step : INT64_MAX})));
       std::printf("%s %lld temporaries %d\n",

@@ -1,16 +1,23 @@
 /* tests/kill/fault_shim.c: an LD_PRELOAD library that makes one file-system call of a process
- * fail, for scripts/fault-injection.sh.
+ * fail, or its writes short, for scripts/fault-injection.sh.
  *
  *   FAULT_CALL    write | fsync | rename | open  (the kind of call to fail; unset or "none":
  *                 fail nothing, only count)
  *   FAULT_INDEX   N: the N-th call of that kind fails (from 1), once; later calls pass
  *   FAULT_ERRNO   ENOSPC | EIO | a number (default ENOSPC)
+ *   FAULT_SHORT   every | N: write(2) and pwrite(2) on a regular file write only half the bytes
+ *                 asked for (at least 1) on every call, or on the N-th such call only (fwrite
+ *                 not counted); they return that count, as the kernel may (a signal, a full
+ *                 quota): the caller must write the rest. Independent of FAULT_CALL.
  *   FAULT_REPORT  a file to which the shim appends "injected <kind> <N> <errno name> <path>"
  *                 when it fails a call, and "counts write <w> fsync <f> rename <r> open <o>"
- *                 when the process exits normally
+ *                 then "plain_writes <p> short <s>" (the write(2) and pwrite(2) calls, and
+ *                 those shortened) when the process exits normally
  *
  * Calls counted, in the order the process makes them:
- *   write   write(2) and fwrite(3) on a regular file (not pipes, terminals: stdout, stderr);
+ *   write   write(2), pwrite(2) and fwrite(3) on a regular file (not pipes, terminals: stdout,
+ *           stderr); fwrite's own writes happen inside libc, out of the shim's reach, and are
+ *           never shortened (stdio loops on short writes itself);
  *   fsync   fsync(2) and fdatasync(2) on a regular file or a directory;
  *   rename  rename(2);
  *   open    open(2), open64, openat(2) with O_WRONLY, O_RDWR or O_CREAT, and fopen(3) with a
@@ -39,8 +46,14 @@ static int fault_kind = -1;
 static long fault_index;
 static int fault_errno = ENOSPC;
 static const char* report_path;
+static int short_every;   /* FAULT_SHORT=every */
+static long short_index;  /* FAULT_SHORT=N */
+static long plain_writes; /* write(2), pwrite(2) calls on regular files */
+static long shortened;    /* calls shortened */
 
 static ssize_t (*real_write)(int, const void*, size_t);
+static ssize_t (*real_pwrite)(int, const void*, size_t, off_t);
+static ssize_t (*real_pwrite64)(int, const void*, size_t, off64_t);
 static size_t (*real_fwrite)(const void*, size_t, size_t, FILE*);
 static int (*real_fsync)(int);
 static int (*real_fdatasync)(int);
@@ -55,6 +68,8 @@ static void configure(void) {
   if (configured) return;
   configured = 1;
   real_write = (ssize_t(*)(int, const void*, size_t))dlsym(RTLD_NEXT, "write");
+  real_pwrite = (ssize_t(*)(int, const void*, size_t, off_t))dlsym(RTLD_NEXT, "pwrite");
+  real_pwrite64 = (ssize_t(*)(int, const void*, size_t, off64_t))dlsym(RTLD_NEXT, "pwrite64");
   real_fwrite = (size_t(*)(const void*, size_t, size_t, FILE*))dlsym(RTLD_NEXT, "fwrite");
   real_fsync = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
   real_fdatasync = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
@@ -76,6 +91,12 @@ static void configure(void) {
     fault_errno = atoi(err);
   }
   report_path = getenv("FAULT_REPORT");
+  const char* short_mode = getenv("FAULT_SHORT");
+  if (short_mode != NULL && strcmp(short_mode, "every") == 0) {
+    short_every = 1;
+  } else if (short_mode != NULL) {
+    short_index = atol(short_mode);
+  }
 }
 
 static void report(const char* line) {
@@ -133,9 +154,27 @@ static int mode_writes(const char* mode) {
          (strchr(mode, 'w') != NULL || strchr(mode, 'a') != NULL || strchr(mode, '+') != NULL);
 }
 
+/* The byte count a write(2) or pwrite(2) of `n` bytes to a regular file passes on. */
+static size_t write_size(size_t n) {
+  ++plain_writes;
+  if (n < 2 || !(short_every || (short_index > 0 && plain_writes == short_index))) return n;
+  ++shortened;
+  return n / 2;
+}
+
 ssize_t write(int fd, const void* buf, size_t n) {
   if (fd_hit(K_WRITE, fd, 0)) return -1;
-  return real_write(fd, buf, n);
+  return real_write(fd, buf, is_file(fd, 0) ? write_size(n) : n);
+}
+
+ssize_t pwrite(int fd, const void* buf, size_t n, off_t offset) {
+  if (fd_hit(K_WRITE, fd, 0)) return -1;
+  return real_pwrite(fd, buf, is_file(fd, 0) ? write_size(n) : n, offset);
+}
+
+ssize_t pwrite64(int fd, const void* buf, size_t n, off64_t offset) {
+  if (fd_hit(K_WRITE, fd, 0)) return -1;
+  return real_pwrite64(fd, buf, is_file(fd, 0) ? write_size(n) : n, offset);
 }
 
 size_t fwrite(const void* p, size_t size, size_t n, FILE* f) {
@@ -214,5 +253,7 @@ __attribute__((destructor)) static void report_counts(void) {
   char line[256];
   snprintf(line, sizeof line, "counts write %ld fsync %ld rename %ld open %ld\n", counts[K_WRITE],
            counts[K_FSYNC], counts[K_RENAME], counts[K_OPEN]);
+  report(line);
+  snprintf(line, sizeof line, "plain_writes %ld short %ld\n", plain_writes, shortened);
   report(line);
 }

@@ -128,7 +128,8 @@ void export_tensor(const io::CheckpointReader& reader, const io::BundleEntry& e,
 /// Writes the export of `checkpoint_path` chosen by `r` to <export_path>/<r.global_step>/ (see
 /// the file comment) and returns that path. A directory already there for the step is
 /// replaced. Errors: the checkpoint reader's (NotFoundError, DataLossError), io::IoError naming
-/// the path for a file that cannot be written. A template for the reason read_export_result is.
+/// the path for a file that cannot be written; the temporary <export_path>/temp-<step>/ is then
+/// removed. A template for the reason read_export_result is.
 template <class Json = nlohmann::json>
 std::string write_export(const std::filesystem::path& export_path,
                                 const std::string& checkpoint_path, const EvalResult& r) {
@@ -137,6 +138,15 @@ std::string write_export(const std::filesystem::path& export_path,
   const std::filesystem::path temp_dir = export_path / ("temp-" + step);
   std::error_code ec;
   std::filesystem::remove_all(temp_dir, ec);
+  // A failure at any step removes the temporary directory: nothing half-written is left.
+  struct RemoveUnlessRenamed {
+    const std::filesystem::path& dir;
+    bool renamed = false;
+    ~RemoveUnlessRenamed() {
+      std::error_code rm;
+      if (!renamed) std::filesystem::remove_all(dir, rm);
+    }
+  } guard{temp_dir};
   std::filesystem::create_directories(temp_dir / "variables", ec);
   if (ec)
     fail<io::IoError>("cannot create " + (temp_dir / "variables").string() + ": " + ec.message());
@@ -185,6 +195,7 @@ std::string write_export(const std::filesystem::path& export_path,
   if (ec)
     fail<io::IoError>("cannot rename " + temp_dir.string() + " to " + final_dir.string() + ": " +
                       ec.message());
+  guard.renamed = true;
   return final_dir.string();
 }
 

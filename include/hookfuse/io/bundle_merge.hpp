@@ -41,8 +41,10 @@ namespace hookfuse::io {
 /// index is renamed into place last, each directory fsync'd after its changes; then the input
 /// indexes are deleted (best effort, as TensorFlow). A process killed before the last rename
 /// leaves no "M.index" (an earlier bundle of that prefix included) and the inputs' data files
-/// moved or not; one killed after it leaves a complete merged bundle. Data files of an earlier
-/// bundle of that prefix with another shard count are deleted last.
+/// moved or not; one killed after it leaves a complete merged bundle. An error before the last
+/// rename moves the data files renamed so far back to their inputs (removes them if that
+/// fails): no data file is left without its index. Data files of an earlier bundle of that
+/// prefix with another shard count are deleted last.
 ///
 /// Errors: hookfuse::ValueError for a tensor key in two inputs ("Duplicate tensor keyed by K
 /// encountered, when merging prefix P", TensorFlow's words) or for no input; the inputs'
@@ -79,6 +81,7 @@ void merge_bundles(std::span<const std::filesystem::path> prefixes,
 
   detail::TempFile index(meta_filename(merged));
   detail::write_index_table(index, entries, num_shards);
+  index.close_synced();  // complete on disk before an earlier index of `merged` goes
 
   const std::filesystem::path dir = detail::parent_dir(merged);
   if (::unlink(index.final_path().c_str()) == 0) {
@@ -86,18 +89,30 @@ void merge_bundles(std::span<const std::filesystem::path> prefixes,
   } else if (errno != ENOENT) {
     detail::fail_io(index.final_path(), "cannot replace the existing index", errno);
   }
+  struct UndoRenames {  // until the merged index is in place
+    const std::vector<std::filesystem::path>& inputs;
+    std::vector<std::filesystem::path> renamed;
+    bool done = false;
+    ~UndoRenames() {
+      if (done) return;
+      for (std::size_t k = 0; k < renamed.size(); ++k)
+        if (::rename(renamed[k].c_str(), inputs[k].c_str()) != 0) ::unlink(renamed[k].c_str());
+    }
+  } undo{data_files, {}};
   std::set<std::filesystem::path> source_dirs;
   for (std::int32_t k = 0; k < num_shards; ++k) {
     const std::filesystem::path& from = data_files[static_cast<std::size_t>(k)];
     const std::filesystem::path to = data_filename(merged, k, num_shards);
     if (::rename(from.c_str(), to.c_str()) != 0)
       detail::fail_io(to, "cannot rename " + from.string() + " to it", errno);
+    undo.renamed.push_back(to);
     source_dirs.insert(detail::parent_dir(from));
   }
   detail::fsync_directory(dir, data_filename(merged, num_shards - 1, num_shards));
   for (const auto& d : source_dirs)
     if (d != dir) detail::fsync_directory(d, data_filename(merged, num_shards - 1, num_shards));
   index.commit();
+  undo.done = true;
   detail::fsync_directory(dir, index.final_path());
   for (const auto& p : indexes) {
     std::error_code ec;

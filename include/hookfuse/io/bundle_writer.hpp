@@ -52,11 +52,12 @@ static_assert(std::endian::native == std::endian::little,
 /// same tensors. No `.meta` file: TensorFlow needs none to read tensors.
 ///
 /// Crash safety: both files are written under temporary names beside their final ones
-/// ("<name>.tempstate<hex>"), fsync'd, then renamed into place by finish(): the data file
-/// first, the index last, with the directory fsync'd after each, so an existing P.index always
-/// names a complete data file. A killed process leaves at most temporary files. A writer
-/// destroyed without finish() (or after an error) removes its temporary files; an earlier
-/// bundle under another prefix is never touched.
+/// ("<name>.tempstate<hex>"), fsync'd and closed, then renamed into place by finish(): the
+/// data file first, the index last, with the directory fsync'd after each, so an existing
+/// P.index always names a complete data file. A killed process leaves at most temporary files.
+/// A writer destroyed without finish() (or after an error) removes its temporary files; an
+/// earlier bundle under another prefix is never touched, and one under the same prefix stays
+/// whole through any failure before the renames (a write, fsync or close).
 ///
 /// Errors: hookfuse::ValueError for bad input (empty or duplicate key, data size not matching
 /// the shape, negative dimension), before anything is written; io::IoError naming the path and
@@ -134,6 +135,10 @@ class BasicBundleWriter {
     detail::TempFile index(meta_filename(abs_prefix_));
     detail::write_index_table(index, entries_, kTensorBundleNumShards);
 
+    // Both files complete on disk before anything is replaced: a failed write, fsync or close
+    // leaves an earlier bundle of this prefix whole.
+    data_->close_synced();
+    index.close_synced();
     const auto dir = detail::parent_dir(abs_prefix_);
     // An index left by an earlier bundle of this prefix goes first, so that at no instant
     // does an index name a data file other than its own.

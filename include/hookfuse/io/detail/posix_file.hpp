@@ -286,13 +286,20 @@ class BasicTempFile {
     if (::fsync(fd_.get()) != 0) fail_io(final_, "fsync of " + temp_.string() + " failed", errno);
   }
 
-  /// sync(), close, and rename the temporary file to the final name (replacing a file of that
-  /// name atomically). The caller fsyncs the directory to make the rename durable.
-  void commit() {
+  /// sync(), then close: the temporary file is complete on disk, ready to be renamed. Does
+  /// nothing once closed. Lets a caller finish every file before replacing anything.
+  void close_synced() {
+    if (!fd_) return;
     sync();
     if (const int err = fd_.reset(); err != 0) {
       fail_io(final_, "close of " + temp_.string() + " failed", err);
     }
+  }
+
+  /// close_synced(), then rename the temporary file to the final name (replacing a file of
+  /// that name atomically). The caller fsyncs the directory to make the rename durable.
+  void commit() {
+    close_synced();
     if (::rename(temp_.c_str(), final_.c_str()) != 0) {
       fail_io(final_, "cannot rename " + temp_.string() + " into place", errno);
     }
