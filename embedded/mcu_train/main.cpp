@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 
 #include <hookfuse/hookfuse.hpp>
 
@@ -144,14 +145,14 @@ struct SmallGlorotUniform {
 
 // A user hook: records the loss of the first and the last run.
 struct LossRecord {
-  double first = -1.0, last = -1.0;
+  hf::host_float first = -1, last = -1;
   std::int64_t runs = 0;
 };
 struct RecordLossHook {
   LossRecord* record;
   hf::SessionRunArgs<"loss"> before_run(hf::SessionRunContext&) { return {}; }
   void after_run(hf::SessionRunContext&, const hf::SessionRunValues<"loss">& values) {
-    const double loss = values.get<"loss">().item();
+    const hf::host_float loss = values.get<"loss">().item();
     if (record->runs++ == 0) record->first = loss;
     record->last = loss;
   }
@@ -175,12 +176,18 @@ struct HeapHook {
 #define MCU_TRAIN_EXTRA_HOOKS
 #endif
 
-void print_value(std::string_view name, double v) {
+// "<name>: <v>\n", v as printf's %g (a host_float: double on the host, float on the board) or
+// an integer.
+template <class T>
+void print_value(std::string_view name, T v) {
   char line[48];
   char* out = line;
   hf::detail::append_text(out, line + sizeof line, name);
   hf::detail::append_text(out, line + sizeof line, ": ");
-  hf::detail::append_g(out, line + sizeof line, v);
+  if constexpr (std::is_integral_v<T>)
+    hf::detail::append_int(out, line + sizeof line, v);
+  else
+    hf::detail::append_g(out, line + sizeof line, v);
   hf::detail::append_text(out, line + sizeof line, "\n");
   platform::print(std::string_view(line, static_cast<std::size_t>(out - line)));
 }
@@ -214,22 +221,23 @@ int main() {
 
   // Training accuracy: every batch once through the trained model.
   auto& graph = session.graph();
-  double correct = 0.0;
+  hf::host_float correct = 0;
   for (int b = 0; b < kBatches; ++b) {
     graph.feed<"x">(&data_set.x[b * kBatch * kFeatures], kBatch, kFeatures);
     graph.feed<"labels">(&data_set.y[b * kBatch], kBatch, 1);
     graph.forward();
-    correct += static_cast<double>(graph.compute<"accuracy">()(0, 0)) * kBatch;
+    correct += static_cast<hf::host_float>(graph.compute<"accuracy">()(0, 0)) * kBatch;
   }
-  const double train_accuracy = correct / kExamples;
+  const hf::host_float train_accuracy = correct / kExamples;
 
   print_value("first_loss", record.first);
   print_value("last_loss", record.last);
   print_value("train_accuracy", train_accuracy);
 #ifdef MCU_TRAIN_BARE_METAL
-  print_value("stack_used_bytes", static_cast<double>(hookfuse_stack_high_water()));
+  print_value("stack_used_bytes", static_cast<std::int64_t>(hookfuse_stack_high_water()));
 #endif
-  const bool ok = record.first > 1.0 && record.last < 0.1 && train_accuracy >= 0.95;
+  const bool ok = record.first > hf::host_float(1.0) && record.last < hf::host_float(0.1) &&
+                  train_accuracy >= hf::host_float(0.95);
   platform::print(ok ? "mcu_train: PASS\n" : "mcu_train: FAIL\n");
   return ok ? 0 : 1;
 }

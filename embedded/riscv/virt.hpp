@@ -29,9 +29,12 @@ struct Logger {
 };
 static_assert(hookfuse::Logger<Logger>);
 
-/// hookfuse clock policy: seconds from mtime (10 MHz on virt).
+/// hookfuse clock policy: seconds from mtime (10 MHz on virt), as float (hookfuse::host_float
+/// of an embedded build: no double arithmetic, no 64-bit division).
 struct MtimeClock {
-  double now() const { return static_cast<double>(virt_mtime()) / VIRT_TIMEBASE_HZ; }
+  float now() const {
+    return static_cast<float>(virt_mtime()) * (1.0f / static_cast<float>(VIRT_TIMEBASE_HZ));
+  }
 };
 
 }  // namespace riscv_virt

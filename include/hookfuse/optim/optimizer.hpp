@@ -79,7 +79,8 @@ concept Optimizer = requires(O& o, const O& c) {
 
 namespace detail {
 /// A learning rate is finite and >= 0 (0 freezes the variables).
-inline void check_learning_rate(const char* who, double learning_rate) {
+template <class T>
+inline void check_learning_rate(const char* who, T learning_rate) {
   check_argument(std::isfinite(learning_rate) && learning_rate >= 0, who, "learning_rate",
                  "finite and >= 0", learning_rate);
 }
