@@ -42,21 +42,26 @@ namespace intfmt {
 // division (__aeabi_uldivmod, __udivdi3). Defined in every build (a host test compares it with
 // printf); hosted builds print with printf itself.
 
-/// u / 10, with u % 10 in `rem`. On 32-bit targets in 32-bit divisions, 16 bits at a time.
+/// u / 10, with u % 10 in `rem`, in 32-bit divisions, 16 bits at a time.
+inline std::uint64_t div10_by_halfwords(std::uint64_t u, unsigned& rem) {
+  std::uint64_t q = 0;
+  std::uint32_t r = 0;
+  for (int shift = 48; shift >= 0; shift -= 16) {
+    const std::uint32_t cur = (r << 16) | static_cast<std::uint32_t>((u >> shift) & 0xffffu);
+    q |= static_cast<std::uint64_t>(cur / 10) << shift;
+    r = cur % 10;
+  }
+  rem = r;
+  return q;
+}
+
+/// u / 10, with u % 10 in `rem`: div10_by_halfwords on 32-bit targets.
 inline std::uint64_t div10(std::uint64_t u, unsigned& rem) {
   if constexpr (sizeof(void*) >= 8) {
     rem = static_cast<unsigned>(u % 10);
     return u / 10;
   } else {
-    std::uint64_t q = 0;
-    std::uint32_t r = 0;
-    for (int shift = 48; shift >= 0; shift -= 16) {
-      const std::uint32_t cur = (r << 16) | static_cast<std::uint32_t>((u >> shift) & 0xffffu);
-      q |= static_cast<std::uint64_t>(cur / 10) << shift;
-      r = cur % 10;
-    }
-    rem = r;
-    return q;
+    return div10_by_halfwords(u, rem);
   }
 }
 
