@@ -16,7 +16,6 @@
 #include <cmath>
 #include <cstdint>
 #include <string_view>
-#include <type_traits>
 
 #include <hookfuse/hookfuse.hpp>
 
@@ -189,18 +188,13 @@ struct HeapHook {
 #define MCU_TRAIN_EXTRA_HOOKS
 #endif
 
-// "<name>: <v>\n", v as printf's %g (a host_float: double on the host, float on the board) or
-// an integer.
-template <class T>
-void print_value(std::string_view name, T v) {
+// "<name>: <v>\n", v as printf's %g (a host_float: double on the host, float on the board).
+void print_value(std::string_view name, hf::host_float v) {
   char line[48];
   char* out = line;
   hf::detail::append_text(out, line + sizeof line, name);
   hf::detail::append_text(out, line + sizeof line, ": ");
-  if constexpr (std::is_integral_v<T>)
-    hf::detail::append_int(out, line + sizeof line, v);
-  else
-    hf::detail::append_g(out, line + sizeof line, v);
+  hf::detail::append_g(out, line + sizeof line, v);
   hf::detail::append_text(out, line + sizeof line, "\n");
   platform::print(std::string_view(line, static_cast<std::size_t>(out - line)));
 }
@@ -249,7 +243,7 @@ int main() {
   print_value("last_loss", record.last);
   print_value("train_accuracy", train_accuracy);
 #ifdef MCU_TRAIN_BARE_METAL
-  print_value("stack_used_bytes", static_cast<std::int64_t>(hookfuse_stack_high_water()));
+  print_value("stack_used_bytes", static_cast<hf::host_float>(hookfuse_stack_high_water()));
 #endif
   const bool ok = record.first > hf::host_float(1.0) && record.last < hf::host_float(0.1) &&
                   train_accuracy >= hf::host_float(0.95);

@@ -117,13 +117,11 @@ template <class T>
 inline std::int64_t truncate_to_int64(T v) {
   const Binary b = decompose(v);
   if (b.nan) return 0;
-  constexpr std::uint64_t max = ~std::uint64_t{0} >> 1;
-  std::uint64_t u = b.inf ? max : b.m;
-  if (b.e < 0) u = b.e > -64 ? u >> -b.e : 0;
-  for (int i = 0; i < b.e && u != max; ++i) u = u > (max >> 1) ? max : u << 1;
-  // A clamped negative value is INT64_MIN (-2^63: exact in float and double).
-  return b.negative ? (u == max ? -static_cast<std::int64_t>(max) - 1 : -static_cast<std::int64_t>(u))
-                    : static_cast<std::int64_t>(u);
+  // |v| >= 2^63 clamps: to INT64_MIN (-2^63, exact in float and double) or INT64_MAX.
+  if (b.inf || b.e + static_cast<int>(std::bit_width(b.m)) > 63)
+    return b.negative ? INT64_MIN : INT64_MAX;
+  const std::uint64_t u = b.e >= 0 ? b.m << b.e : b.e > -64 ? b.m >> -b.e : 0;
+  return b.negative ? -static_cast<std::int64_t>(u) : static_cast<std::int64_t>(u);
 }
 
 /// static_cast<T>(v), rounded to nearest. A float from an int64 goes through a 32-bit
