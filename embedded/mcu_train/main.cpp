@@ -120,20 +120,23 @@ struct DataBatches {
     }
   }
   const std::int32_t* labels() const { return &kLabelCycle[(batch * kBatch) % kClasses]; }
+  // The next call of next() gives the first batch again.
+  void restart() { batch = -1; }
 };
 
-// The input: the 12 batches in order, forever (StopAtStepHook ends training).
+// The input: the 12 batches in order, forever (StopAtStepHook ends training). It refers to
+// main's DataBatches, which the evaluation afterwards reuses: one batch buffer on the stack.
 struct BatchInput {
-  DataBatches data;
+  DataBatches* data;
   bool next() {
-    data.next();
+    data->next();
     return true;
   }
   hf::Index batch_size() const { return kBatch; }
   template <class Graph>
   void feed(Graph& graph) {
-    graph.template feed<"x">(data.x, kBatch, kFeatures);
-    graph.template feed<"labels">(data.labels(), kBatch, 1);
+    graph.template feed<"x">(data->x, kBatch, kFeatures);
+    graph.template feed<"labels">(data->labels(), kBatch, 1);
   }
 };
 
@@ -215,8 +218,9 @@ int main() {
 
   using LogPolicies = hf::LoggingPolicies<platform::Clock, platform::Logger>;
   LossRecord record;
+  DataBatches data;
   hf::MonitoredTrainingSession session(
-      train_op, BatchInput{},
+      train_op, BatchInput{&data},
       hf::hooks(hf::StopAtStepHook({.last_step = kSteps}),
                 hf::NanTensorHook<"loss", platform::Logger>(),
                 hf::BasicLoggingTensorHook<LogPolicies, "global_step", "loss">(
@@ -229,7 +233,7 @@ int main() {
   // Training accuracy: every batch once through the trained model.
   auto& graph = session.graph();
   hf::host_float correct = 0;
-  DataBatches data;
+  data.restart();
   for (int b = 0; b < kBatches; ++b) {
     data.next();
     graph.feed<"x">(data.x, kBatch, kFeatures);
