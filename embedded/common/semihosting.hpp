@@ -64,9 +64,10 @@ extern "C" std::uint32_t hookfuse_stack_high_water();
 
 namespace cortex_m {
 
-/// hookfuse clock policy: seconds from SysTick (1 ms resolution).
+/// hookfuse clock policy: seconds from SysTick (1 ms resolution), as float (hookfuse::host_float
+/// of an embedded build: no double arithmetic).
 struct SysTickClock {
-  double now() const { return static_cast<double>(hookfuse_systick_ms) * 1e-3; }
+  float now() const { return static_cast<float>(hookfuse_systick_ms) * 1e-3f; }
 };
 
 }  // namespace cortex_m

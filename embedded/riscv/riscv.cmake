@@ -37,7 +37,8 @@ find_program(RISCV_SIZE riscv64-unknown-elf-size REQUIRED)
 # hookfuse_riscv_executable(<name> <march> <mabi>): <name>.elf for QEMU's virt board, linked with
 # the project's start-up code and linker script and without a heap.
 function(hookfuse_riscv_executable name march mabi)
-  add_executable(${name} "${CMAKE_CURRENT_SOURCE_DIR}/mcu_train/main.cpp" "${riscv}/startup.c")
+  add_executable(${name} "${CMAKE_CURRENT_SOURCE_DIR}/mcu_train/main.cpp" "${riscv}/startup.c"
+                 "${CMAKE_CURRENT_SOURCE_DIR}/common/small_libc.c")
   set_target_properties(${name} PROPERTIES SUFFIX ".elf")
   target_include_directories(${name} PRIVATE "${riscv}")
   target_compile_definitions(${name} PRIVATE MCU_TRAIN_BARE_METAL)

@@ -29,9 +29,16 @@ struct Logger {
 };
 static_assert(hookfuse::Logger<Logger>);
 
-/// hookfuse clock policy: seconds from mtime (10 MHz on virt).
+/// hookfuse clock policy: seconds from mtime (10 MHz on virt), as float (hookfuse::host_float
+/// of an embedded build). From the two 32-bit halves: libgcc's uint64-to-float conversion goes
+/// through software double arithmetic on rv32imafc, and a 64-bit division is a libgcc call.
 struct MtimeClock {
-  double now() const { return static_cast<double>(virt_mtime()) / VIRT_TIMEBASE_HZ; }
+  float now() const {
+    const std::uint64_t t = virt_mtime();
+    constexpr float tick = 1.0f / static_cast<float>(VIRT_TIMEBASE_HZ);
+    return static_cast<float>(static_cast<std::uint32_t>(t >> 32)) * (4294967296.0f * tick) +
+           static_cast<float>(static_cast<std::uint32_t>(t)) * tick;
+  }
 };
 
 }  // namespace riscv_virt

@@ -6,7 +6,9 @@
 
 namespace hookfuse {
 
-/// A clock returns the current time in seconds (double) from an arbitrary fixed origin.
+/// A clock returns the current time in seconds from an arbitrary fixed origin, as a number that
+/// converts to double: the timers keep it as host_float (double; float in embedded builds,
+/// where a clock returning float keeps double arithmetic out of the program).
 template <class C>
 concept Clock = requires(C& c) {
   { c.now() } -> std::convertible_to<double>;

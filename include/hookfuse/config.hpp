@@ -12,6 +12,11 @@
 //                           stdio), see hookfuse/detail/format.hpp. Use fixed-size models
 //                           (every Placeholder, Variable and Dense with compile-time sizes) and
 //                           the core headers only: hookfuse/data/ reads files.
+//   HOOKFUSE_HOST_FLOAT     The type of the library's own non-tensor numbers (hookfuse::host_float:
+//                           hook values, clock seconds, timer intervals, learning rates, the
+//                           numbers in log lines): double in hosted builds, float under
+//                           HOOKFUSE_EMBEDDED, so that a float model pulls in no double
+//                           arithmetic. Define it as double to have double there too.
 //   HOOKFUSE_CORE_ONLY      Defined by CMake's HOOKFUSE_CORE_ONLY: the build has no LevelDB,
 //                           protozero or zlib, so <hookfuse/hookfuse.hpp> leaves out
 //                           hookfuse/io (checkpoints); SessionOptions then needs a saver type.
@@ -105,7 +110,24 @@
 #define HOOKFUSE_FLATTEN
 #endif
 
+#ifndef HOOKFUSE_HOST_FLOAT
+#ifdef HOOKFUSE_EMBEDDED
+#define HOOKFUSE_HOST_FLOAT float
+#else
+#define HOOKFUSE_HOST_FLOAT double
+#endif
+#endif
+
 namespace hookfuse {
+
+/// The floating-point type of the numbers hookfuse computes outside the model: a fetched
+/// value read with TensorValue::at / item(), a clock's seconds, a timer's interval, an
+/// optimizer's learning rate, a number in a log line. double (like TensorFlow's Python floats)
+/// in hosted builds; float under HOOKFUSE_EMBEDDED, where a Cortex-M4F or RV32F has a
+/// single-precision FPU only and double arithmetic is software (several KB of flash). Set with
+/// -DHOOKFUSE_HOST_FLOAT=double. The model's own scalar type (Placeholder, Variable) is
+/// independent of it.
+using host_float = HOOKFUSE_HOST_FLOAT;
 
 #ifdef HOOKFUSE_NO_EXCEPTIONS
 /// Called for every error in a build without exceptions. The user defines it (for example to

@@ -19,7 +19,7 @@ template <class V>
   ErrorMessage m;
   m << who << ": " << field << " must be " << expected << ", got ";
   if constexpr (std::is_floating_point_v<V>)
-    m << static_cast<double>(value);
+    m << value;
   else
     m << static_cast<long long>(value);
   fail<std::invalid_argument>(m.str());

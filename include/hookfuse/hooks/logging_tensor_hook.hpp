@@ -83,10 +83,20 @@ HOOKFUSE_COLD inline void append_tensor(char*& out, char* end, const TensorValue
                    numpy_impl::Elements{t.data, t.row_stride, t.col_stride, kind},
                    NumpyPrintOptions{.suppress = suppress});
 #else
-  // printf's %g for each element, on one line, at most 16 elements.
+  // printf's %g for each floating-point element, integers in full, on one line, at most 16
+  // elements.
   (void)suppress;
   auto text = [&](const char* s) { append_text(out, end, s); };
-  if (rank == 0) return append_g(out, end, t.at(0, 0));
+  auto element = [&](Eigen::Index i, Eigen::Index j) {
+    const Eigen::Index k = i * t.row_stride + j * t.col_stride;
+    switch (t.dtype) {
+      case DType::float32: return append_g(out, end, static_cast<const float*>(t.data)[k]);
+      case DType::float64: return append_g(out, end, static_cast<const double*>(t.data)[k]);
+      case DType::int32: return append_int(out, end, static_cast<const std::int32_t*>(t.data)[k]);
+      case DType::int64: return append_int(out, end, static_cast<const std::int64_t*>(t.data)[k]);
+    }
+  };
+  if (rank == 0) return element(0, 0);
   int shown = 0;
   text(rank == 2 ? "[[" : "[");
   for (Eigen::Index i = 0; i < t.rows; ++i) {
@@ -94,7 +104,7 @@ HOOKFUSE_COLD inline void append_tensor(char*& out, char* end, const TensorValue
     for (Eigen::Index j = 0; j < t.cols; ++j, ++shown) {
       if (shown == 16) return text(" ...]");
       if (j) text(" ");
-      append_g(out, end, t.at(i, j));
+      element(i, j);
     }
   }
   text(rank == 2 ? "]]" : "]");
@@ -120,7 +130,7 @@ class BasicLoggingTensorHook {
   static_assert(sizeof...(Names) > 0, "hookfuse: LoggingTensorHook needs at least one tensor name");
   struct Options {
     std::optional<std::int64_t> every_n_iter = std::nullopt;
-    std::optional<double> every_n_secs = std::nullopt;
+    std::optional<host_float> every_n_secs = std::nullopt;
     bool at_end = false;
   };
 
@@ -180,7 +190,7 @@ class BasicLoggingTensorHook {
 
  private:
   HOOKFUSE_COLD void log_tensors(const SessionRunValues<Names...>& values) {
-    std::optional<double> elapsed = std::nullopt;
+    std::optional<host_float> elapsed = std::nullopt;
     if (timer_) elapsed = timer_->update_last_triggered_step(iter_count_).secs;
     if constexpr (!std::is_same_v<F, DefaultTensorFormatter> && !detail::is_tensor_tags_v<F>) {
       logger_.log(Severity::info, std::string_view(formatter_(values)));

@@ -68,25 +68,33 @@ struct TensorValue {
   DType dtype = DType::float32;
 
   Eigen::Index size() const { return rows * cols; }
-  /// Element (i, j) converted to double. Throws std::out_of_range naming the index and the
+  /// Element (i, j) converted to host_float (double; float in embedded builds). Throws std::out_of_range naming the index and the
   /// shape when (i, j) is outside [rows, cols] (an empty tensor has no element).
-  double at(Eigen::Index i, Eigen::Index j) const {
+  host_float at(Eigen::Index i, Eigen::Index j) const {
     check_index(i, j);
     const Eigen::Index k = i * row_stride + j * col_stride;
     switch (dtype) {
-      case DType::float32: return static_cast<double>(static_cast<const float*>(data)[k]);
-      case DType::float64: return static_cast<const double*>(data)[k];
-      case DType::int32: return static_cast<double>(static_cast<const std::int32_t*>(data)[k]);
-      case DType::int64: return static_cast<double>(static_cast<const std::int64_t*>(data)[k]);
+      case DType::float32: return static_cast<host_float>(static_cast<const float*>(data)[k]);
+      case DType::float64: return static_cast<host_float>(static_cast<const double*>(data)[k]);
+      case DType::int32:
+        return static_cast<host_float>(static_cast<const std::int32_t*>(data)[k]);
+      case DType::int64:
+        return detail::intfmt::from_int64<host_float>(static_cast<const std::int64_t*>(data)[k]);
     }
-    return 0.0;
+    return 0;
   }
-  /// The first element as double, like numpy's item() on a one-element array; throws
-  /// std::out_of_range for an empty tensor (numpy: ValueError).
-  double item() const { return at(0, 0); }
+  /// The first element as host_float (double; float in embedded builds), like numpy's item()
+  /// on a one-element array; throws std::out_of_range for an empty tensor (numpy: ValueError).
+  host_float item() const { return at(0, 0); }
   /// The first element as an integer (global_step); std::out_of_range for an empty tensor.
   std::int64_t item_int() const {
+#ifdef HOOKFUSE_EMBEDDED
+    // From the value's bits: a float-to-int64 cast is software double arithmetic on 32-bit
+    // targets.
+    if (dtype != DType::int64) return detail::intfmt::truncate_to_int64(item());
+#else
     if (dtype != DType::int64) return static_cast<std::int64_t>(item());
+#endif
     check_index(0, 0);
     return *static_cast<const std::int64_t*>(data);
   }

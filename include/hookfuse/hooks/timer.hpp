@@ -41,11 +41,12 @@ constexpr std::int64_t saturating_sub(std::int64_t a, std::int64_t b) {
 /// Throws std::invalid_argument when both or neither interval is given (TensorFlow: ValueError).
 /// Steps are exact over the whole int64 range: a next trigger past INT64_MAX (a step near the
 /// limit, or a huge every_steps) never comes, as with Python's unbounded integers in TensorFlow,
-/// and nothing overflows.
+/// and nothing overflows. Seconds are host_float (double; float in embedded builds, where a
+/// clock counting from start-up keeps 1 ms resolution for the first 2.3 hours).
 template <Clock C = SteadyClock>
 class SecondOrStepTimer {
  public:
-  SecondOrStepTimer(std::optional<double> every_secs, std::optional<std::int64_t> every_steps,
+  SecondOrStepTimer(std::optional<host_float> every_secs, std::optional<std::int64_t> every_steps,
                     C clock = C{})
       : every_secs_(every_secs), every_steps_(every_steps), clock_(clock) {
     if (!every_secs_ && !every_steps_)
@@ -59,7 +60,7 @@ class SecondOrStepTimer {
   /// Forgets the last trigger: the next should_trigger_for_step is true.
   void reset() {
     last_step_.reset();
-    last_time_ = 0.0;
+    last_time_ = 0;
     not_before_ = std::numeric_limits<std::int64_t>::min();
     beyond_int64_ = false;
   }
@@ -88,7 +89,7 @@ class SecondOrStepTimer {
   /// Seconds and steps since the previous trigger (both empty at the first trigger). `steps` is
   /// clamped to the int64 range (only reachable with negative steps).
   struct Elapsed {
-    std::optional<double> secs = std::nullopt;
+    std::optional<host_float> secs = std::nullopt;
     std::optional<std::int64_t> steps = std::nullopt;
   };
 
@@ -96,7 +97,7 @@ class SecondOrStepTimer {
   /// it only when it fires, and inlined it would make the hook's after_run too large to inline
   /// into the fused step, on every step, firing or not.
   HOOKFUSE_COLD Elapsed update_last_triggered_step(std::int64_t step) {
-    const double now = clock_.now();
+    const auto now = static_cast<host_float>(clock_.now());
     Elapsed e;
     if (last_step_) {
       e.secs = now - last_time_;
@@ -122,17 +123,17 @@ class SecondOrStepTimer {
   bool should_trigger_past(std::int64_t step) const {
     if (!last_step_) return true;
     if (*last_step_ == step) return false;
-    if (every_secs_) return clock_.now() >= last_time_ + *every_secs_;
+    if (every_secs_) return static_cast<host_float>(clock_.now()) >= last_time_ + *every_secs_;
     // every_steps: step >= last + every_steps holds (step >= not_before_), unless that sum was
     // past INT64_MAX and clamped, which no int64 step reaches.
     return !beyond_int64_;
   }
 
-  std::optional<double> every_secs_;
+  std::optional<host_float> every_secs_;
   std::optional<std::int64_t> every_steps_;
   C clock_;
   std::optional<std::int64_t> last_step_;
-  double last_time_ = 0.0;
+  host_float last_time_ = 0;
   std::int64_t not_before_ = std::numeric_limits<std::int64_t>::min();
   bool beyond_int64_ = false;  // the next step trigger is past INT64_MAX
 };

@@ -22,13 +22,14 @@ class AdagradOptimizer {
   using non_slot_names = SlotNames<>;
 
   explicit AdagradOptimizer(double learning_rate, double initial_accumulator_value = 0.1)
-      : learning_rate_(learning_rate), initial_accumulator_value_(initial_accumulator_value) {
-    detail::check_learning_rate("AdagradOptimizer", learning_rate);
+      : learning_rate_(static_cast<host_float>(learning_rate)),
+        initial_accumulator_value_(static_cast<host_float>(initial_accumulator_value)) {
+    detail::check_learning_rate("AdagradOptimizer", learning_rate_);
     // TF1: ValueError("initial_accumulator_value must be positive").
     detail::check_argument(
-        std::isfinite(initial_accumulator_value) && initial_accumulator_value > 0,
+        std::isfinite(initial_accumulator_value_) && initial_accumulator_value_ > 0,
         "AdagradOptimizer", "initial_accumulator_value", "finite and > 0 (TensorFlow: positive)",
-        initial_accumulator_value);
+        initial_accumulator_value_);
   }
 
   /// The train op (see GradientDescentOptimizer::minimize); `loss` must be [1, 1].
@@ -57,18 +58,19 @@ class AdagradOptimizer {
   template <class NonSlots>
   void finish(NonSlots&) const {}
 
-  double learning_rate() const { return learning_rate_; }
+  host_float learning_rate() const { return learning_rate_; }
   /// Sets the learning rate the following updates use (a schedule hook calls it between steps).
   /// Throws std::invalid_argument unless it is finite and >= 0.
   void set_learning_rate(double learning_rate) {
-    detail::check_learning_rate("AdagradOptimizer", learning_rate);
-    learning_rate_ = learning_rate;
+    const auto lr = static_cast<host_float>(learning_rate);
+    detail::check_learning_rate("AdagradOptimizer", lr);
+    learning_rate_ = lr;
   }
-  double initial_accumulator_value() const { return initial_accumulator_value_; }
+  host_float initial_accumulator_value() const { return initial_accumulator_value_; }
 
  private:
-  double learning_rate_;
-  double initial_accumulator_value_;
+  host_float learning_rate_;
+  host_float initial_accumulator_value_;
 };
 
 }  // namespace hookfuse

@@ -28,14 +28,17 @@ class AdamOptimizer {
 
   explicit AdamOptimizer(double learning_rate = 0.001, double beta1 = 0.9, double beta2 = 0.999,
                          double epsilon = 1e-8)
-      : learning_rate_(learning_rate), beta1_(beta1), beta2_(beta2), epsilon_(epsilon) {
-    detail::check_learning_rate("AdamOptimizer", learning_rate);
-    detail::check_argument(beta1 >= 0 && beta1 < 1, "AdamOptimizer", "beta1", "in [0, 1)",
-                                 beta1);
-    detail::check_argument(beta2 >= 0 && beta2 < 1, "AdamOptimizer", "beta2", "in [0, 1)",
-                                 beta2);
-    detail::check_argument(std::isfinite(epsilon) && epsilon >= 0, "AdamOptimizer",
-                                 "epsilon", "finite and >= 0", epsilon);
+      : learning_rate_(static_cast<host_float>(learning_rate)),
+        beta1_(static_cast<host_float>(beta1)),
+        beta2_(static_cast<host_float>(beta2)),
+        epsilon_(static_cast<host_float>(epsilon)) {
+    detail::check_learning_rate("AdamOptimizer", learning_rate_);
+    detail::check_argument(beta1_ >= 0 && beta1_ < 1, "AdamOptimizer", "beta1", "in [0, 1)",
+                                 beta1_);
+    detail::check_argument(beta2_ >= 0 && beta2_ < 1, "AdamOptimizer", "beta2", "in [0, 1)",
+                                 beta2_);
+    detail::check_argument(std::isfinite(epsilon_) && epsilon_ >= 0, "AdamOptimizer",
+                                 "epsilon", "finite and >= 0", epsilon_);
   }
 
   /// The train op (see GradientDescentOptimizer::minimize); `loss` must be [1, 1].
@@ -77,22 +80,23 @@ class AdamOptimizer {
     non_slots[1] *= static_cast<S>(beta2_);
   }
 
-  double learning_rate() const { return learning_rate_; }
+  host_float learning_rate() const { return learning_rate_; }
   /// Sets the learning rate the following updates use (a schedule hook calls it between steps).
   /// Throws std::invalid_argument unless it is finite and >= 0.
   void set_learning_rate(double learning_rate) {
-    detail::check_learning_rate("AdamOptimizer", learning_rate);
-    learning_rate_ = learning_rate;
+    const auto lr = static_cast<host_float>(learning_rate);
+    detail::check_learning_rate("AdamOptimizer", lr);
+    learning_rate_ = lr;
   }
-  double beta1() const { return beta1_; }
-  double beta2() const { return beta2_; }
-  double epsilon() const { return epsilon_; }
+  host_float beta1() const { return beta1_; }
+  host_float beta2() const { return beta2_; }
+  host_float epsilon() const { return epsilon_; }
 
  private:
-  double learning_rate_;
-  double beta1_;
-  double beta2_;
-  double epsilon_;
+  host_float learning_rate_;
+  host_float beta1_;
+  host_float beta2_;
+  host_float epsilon_;
 };
 
 }  // namespace hookfuse

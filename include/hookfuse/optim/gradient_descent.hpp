@@ -13,12 +13,14 @@ namespace hookfuse {
 
 /// Stochastic gradient descent: for every trainable variable v, v -= learning_rate * dloss/dv.
 /// Mirrors tf.compat.v1.train.GradientDescentOptimizer(learning_rate).
-/// The learning rate is converted to each variable's scalar type (float or double) on use.
+/// The learning rate is kept as host_float (double; float in embedded builds) and converted to
+/// each variable's scalar type (float or double) on use.
 class GradientDescentOptimizer {
  public:
   /// Throws std::invalid_argument unless learning_rate is finite and >= 0.
-  explicit GradientDescentOptimizer(double learning_rate) : learning_rate_(learning_rate) {
-    detail::check_learning_rate("GradientDescentOptimizer", learning_rate);
+  explicit GradientDescentOptimizer(double learning_rate)
+      : learning_rate_(static_cast<host_float>(learning_rate)) {
+    detail::check_learning_rate("GradientDescentOptimizer", learning_rate_);
   }
 
   /// Builds the train op: each run computes d loss / d v for every Variable the loss depends on,
@@ -43,16 +45,17 @@ class GradientDescentOptimizer {
     return static_cast<S>(-learning_rate_);
   }
 
-  double learning_rate() const { return learning_rate_; }
+  host_float learning_rate() const { return learning_rate_; }
   /// Sets the learning rate the following updates use (a schedule hook calls it between steps).
   /// Throws std::invalid_argument unless it is finite and >= 0.
   void set_learning_rate(double learning_rate) {
-    detail::check_learning_rate("GradientDescentOptimizer", learning_rate);
-    learning_rate_ = learning_rate;
+    const auto lr = static_cast<host_float>(learning_rate);
+    detail::check_learning_rate("GradientDescentOptimizer", lr);
+    learning_rate_ = lr;
   }
 
  private:
-  double learning_rate_;
+  host_float learning_rate_;
 };
 
 }  // namespace hookfuse

@@ -32,10 +32,12 @@ class MomentumOptimizer {
 
   /// Throws std::invalid_argument unless learning_rate and momentum are finite and >= 0.
   MomentumOptimizer(double learning_rate, double momentum, bool use_nesterov = false)
-      : learning_rate_(learning_rate), momentum_(momentum), use_nesterov_(use_nesterov) {
-    detail::check_learning_rate("MomentumOptimizer", learning_rate);
-    detail::check_argument(std::isfinite(momentum) && momentum >= 0, "MomentumOptimizer",
-                                 "momentum", "finite and >= 0", momentum);
+      : learning_rate_(static_cast<host_float>(learning_rate)),
+        momentum_(static_cast<host_float>(momentum)),
+        use_nesterov_(use_nesterov) {
+    detail::check_learning_rate("MomentumOptimizer", learning_rate_);
+    detail::check_argument(std::isfinite(momentum_) && momentum_ >= 0, "MomentumOptimizer",
+                                 "momentum", "finite and >= 0", momentum_);
   }
 
   /// The train op (see GradientDescentOptimizer::minimize); `loss` must be [1, 1].
@@ -84,19 +86,20 @@ class MomentumOptimizer {
     value.array() -= static_cast<S>(learning_rate_) * slots.slot[0].array();
   }
 
-  double learning_rate() const { return learning_rate_; }
+  host_float learning_rate() const { return learning_rate_; }
   /// Sets the learning rate the following updates use (a schedule hook calls it between steps).
   /// Throws std::invalid_argument unless it is finite and >= 0.
   void set_learning_rate(double learning_rate) {
-    detail::check_learning_rate("MomentumOptimizer", learning_rate);
-    learning_rate_ = learning_rate;
+    const auto lr = static_cast<host_float>(learning_rate);
+    detail::check_learning_rate("MomentumOptimizer", lr);
+    learning_rate_ = lr;
   }
-  double momentum() const { return momentum_; }
+  host_float momentum() const { return momentum_; }
   bool use_nesterov() const { return use_nesterov_; }
 
  private:
-  double learning_rate_;
-  double momentum_;
+  host_float learning_rate_;
+  host_float momentum_;
   bool use_nesterov_;
 };
 

@@ -22,7 +22,9 @@
 //    (RMSProp: a plain one's "RMSProp_1" is a centered one's mean gradient).
 //
 // Every optimizer has `learning_rate()` and `set_learning_rate(double)`: the learning rate is
-// read at each update, so a hook may change it between steps (a schedule).
+// read at each update, so a hook may change it between steps (a schedule). The built-in ones
+// keep it and their other hyperparameters as host_float (double; float in embedded builds, so
+// that a float model's update has no double in it) and check the value they keep.
 //
 // Momentum (fused without Nesterov), Adam, RMSProp (plain and centered) and Adagrad have TF1's
 // formulas, defaults and slot names, and are saved and restored with the session's checkpoint
@@ -79,7 +81,8 @@ concept Optimizer = requires(O& o, const O& c) {
 
 namespace detail {
 /// A learning rate is finite and >= 0 (0 freezes the variables).
-inline void check_learning_rate(const char* who, double learning_rate) {
+template <class T>
+inline void check_learning_rate(const char* who, T learning_rate) {
   check_argument(std::isfinite(learning_rate) && learning_rate >= 0, who, "learning_rate",
                  "finite and >= 0", learning_rate);
 }

@@ -59,14 +59,17 @@ class RMSPropOptimizer {
 
   explicit RMSPropOptimizer(double learning_rate, double decay = 0.9, double momentum = 0.0,
                             double epsilon = 1e-10)
-      : learning_rate_(learning_rate), decay_(decay), momentum_(momentum), epsilon_(epsilon) {
-    detail::check_learning_rate("RMSPropOptimizer", learning_rate);
-    detail::check_argument(decay >= 0 && decay <= 1, "RMSPropOptimizer", "decay",
-                                 "in [0, 1]", decay);
-    detail::check_argument(std::isfinite(momentum) && momentum >= 0, "RMSPropOptimizer",
-                                 "momentum", "finite and >= 0", momentum);
-    detail::check_argument(std::isfinite(epsilon) && epsilon >= 0, "RMSPropOptimizer",
-                                 "epsilon", "finite and >= 0", epsilon);
+      : learning_rate_(static_cast<host_float>(learning_rate)),
+        decay_(static_cast<host_float>(decay)),
+        momentum_(static_cast<host_float>(momentum)),
+        epsilon_(static_cast<host_float>(epsilon)) {
+    detail::check_learning_rate("RMSPropOptimizer", learning_rate_);
+    detail::check_argument(decay_ >= 0 && decay_ <= 1, "RMSPropOptimizer", "decay",
+                                 "in [0, 1]", decay_);
+    detail::check_argument(std::isfinite(momentum_) && momentum_ >= 0, "RMSPropOptimizer",
+                                 "momentum", "finite and >= 0", momentum_);
+    detail::check_argument(std::isfinite(epsilon_) && epsilon_ >= 0, "RMSPropOptimizer",
+                                 "epsilon", "finite and >= 0", epsilon_);
   }
 
   /// The train op (see GradientDescentOptimizer::minimize); `loss` must be [1, 1].
@@ -107,24 +110,25 @@ class RMSPropOptimizer {
   template <class NonSlots>
   void finish(NonSlots&) const {}
 
-  double learning_rate() const { return learning_rate_; }
+  host_float learning_rate() const { return learning_rate_; }
   /// Sets the learning rate the following updates use (a schedule hook calls it between steps).
   /// Throws std::invalid_argument unless it is finite and >= 0.
   void set_learning_rate(double learning_rate) {
-    detail::check_learning_rate("RMSPropOptimizer", learning_rate);
-    learning_rate_ = learning_rate;
+    const auto lr = static_cast<host_float>(learning_rate);
+    detail::check_learning_rate("RMSPropOptimizer", lr);
+    learning_rate_ = lr;
   }
-  double decay() const { return decay_; }
-  double momentum() const { return momentum_; }
-  double epsilon() const { return epsilon_; }
+  host_float decay() const { return decay_; }
+  host_float momentum() const { return momentum_; }
+  host_float epsilon() const { return epsilon_; }
   /// TF's `centered`: the template argument.
   static constexpr bool centered() { return Centered; }
 
  private:
-  double learning_rate_;
-  double decay_;
-  double momentum_;
-  double epsilon_;
+  host_float learning_rate_;
+  host_float decay_;
+  host_float momentum_;
+  host_float epsilon_;
 };
 
 }  // namespace hookfuse

@@ -137,7 +137,7 @@ bool to_class_id(S value, std::int64_t& id) {
 template <class S>
 void append_value(ErrorMessage& m, S v) {
   if constexpr (std::is_floating_point_v<S>)
-    m << static_cast<double>(v);
+    m << v;
   else if constexpr (std::is_unsigned_v<S>)
     m << static_cast<std::size_t>(v);
   else
