@@ -43,8 +43,8 @@ constexpr bool check_feed_scalar() {
       message_text t;
       t << "feed of placeholder `" << PlaceholderName.view() << "`: the data is "
         << dtype_name<DataScalar>() << " (" << type_name<DataScalar>("?")
-        << "), the placeholder is "
-        << dtype_name<PlaceholderScalar>() << " (" << type_name<PlaceholderScalar>("?")
+        << "), the placeholder is " << dtype_name<PlaceholderScalar>() << " ("
+        << type_name<PlaceholderScalar>("?")
         << "); convert the data, or declare the placeholder with the type of the data";
       return t;
     }();

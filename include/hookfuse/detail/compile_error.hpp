@@ -19,7 +19,8 @@ namespace hookfuse {
 ///     'hookfuse::compile_error<hookfuse::fixed_string<N>{"hook `MyHook` fetches `lossx`, ..."}>'
 ///
 /// A static_assert message is fixed text, and a template's arguments (where the names are) come
-/// only in the instantiation lines above the error, which spell the whole model.
+/// only in the instantiation lines above the error, which spell the whole model. Clang 14 prints
+/// the argument as character codes; its notes name the failing check (check_fetch<Hook, ...>).
 template <fixed_string Message>
 struct compile_error;
 
@@ -69,9 +70,11 @@ consteval fixed_string<N + 1> message_string(message_text m) {
 }
 
 /// Fails to compile with `Message` as the first line of the error: `(void)raise_compile_error<
-/// message>::value;` in a failing check's `if constexpr` branch. A class (its static member is
-/// instantiated on its own), so the function that names it stays a valid constant expression
-/// and the caller gets no second error.
+/// message>::value;` in a failing check's `if constexpr` branch, for a check that is itself
+/// evaluated as a constant (`if constexpr (check<...>())`): a class, whose static member is
+/// instantiated on its own, so the check stays a valid constant expression and its caller gets
+/// no second error. A check that is not evaluated as a constant names
+/// `sizeof(compile_error<message>)` itself: one instantiation line fewer above the error.
 template <fixed_string Message>
 struct raise_compile_error {
   static constexpr bool value = sizeof(compile_error<Message>) == 0;

@@ -291,25 +291,19 @@ template <class H>
 using run_values_t = typename detail::values_of<run_args_t<H>>::type;
 
 namespace detail {
-/// Fails to compile unless `Callable`, with an error naming the hook and the names its
-/// before_run requests (`Args`, a SessionRunArgs<names...>).
-template <class Hook, class Args, bool Callable>
-constexpr bool check_after_run() {
-  if constexpr (!Callable) {
-    constexpr message_text m = []<fixed_string... Names>(std::type_identity<SessionRunArgs<Names...>>) {
-      message_text t;
-      t << "hook `" << message_type_name<Hook>()
-        << "` declares after_run, but it cannot be called as after_run(SessionRunContext&, "
-           "const SessionRunValues<names...>&) with the names its before_run requests (";
-      if constexpr (sizeof...(Names) == 0) t << "none: it has no before_run";
-      std::size_t i = 0;
-      ((t << (i++ == 0 ? "" : ", ") << Names.view()), ...);
-      t << ")";
-      return t;
-    }(std::type_identity<Args>{});
-    (void)raise_compile_error<message_string<m.size>(m)>::value;
-  }
-  return Callable;
+/// The error for a hook whose after_run cannot be called with `Values` (the
+/// SessionRunValues<names...> of the names its before_run requests).
+template <class Hook, fixed_string... Names>
+constexpr message_text after_run_message(SessionRunValues<Names...>*) {
+  message_text t;
+  t << "hook `" << message_type_name<Hook>()
+    << "` declares after_run, but it cannot be called as after_run(SessionRunContext&, "
+       "const SessionRunValues<names...>&) with the names its before_run requests (";
+  if constexpr (sizeof...(Names) == 0) t << "none";
+  std::size_t i = 0;
+  ((t << (i++ == 0 ? "" : ", ") << Names.view()), ...);
+  t << ")";
+  return t;
 }
 }  // namespace detail
 
@@ -355,8 +349,11 @@ constexpr bool check_hook() {
                   "with_feeds(SessionRunArgs<names...>{}, feed<\"x\">(...), ...))");
   if constexpr (detail::declared_and_emitted<Hook, Session, SessionEvent::after_run,
                                              DeclaresAfterRun<Hook>>())
-    (void)detail::check_after_run<Hook, run_args_t<Hook>,
-                                  HandlesAfterRun<Hook, run_values_t<Hook>>>();
+    if constexpr (!HandlesAfterRun<Hook, run_values_t<Hook>>) {
+      constexpr detail::message_text m =
+          detail::after_run_message<Hook>(static_cast<run_values_t<Hook>*>(nullptr));
+      (void)sizeof(compile_error<detail::message_string<m.size>(m)>);
+    }
   if constexpr (detail::declared_and_emitted<Hook, Session, SessionEvent::end,
                                              DeclaresEnd<Hook>>())
     static_assert(HandlesEnd<Hook, Session>,

@@ -99,15 +99,18 @@ constexpr bool check_fetch() {
   if constexpr (!Known) {
     constexpr message_text m = [] {
       message_text t;
-      t << "hook `" << message_type_name<Hook>() << "` fetches `" << Name.view()
-        << "`, which is not a tensor of the model (nor `gradients/<name>` of one the loss has a "
-           "gradient for)";
+      t << "hook `" << message_type_name<Hook>() << "` fetches `" << Name.view() << "`";
+      if (const std::string_view target = gradient_target(Name.view()); !target.empty())
+        t << ", but the loss has no gradient for `" << target
+          << "` (one that depends on a Variable and that the loss depends on)";
+      else
+        t << ", which is not a tensor of the model";
       append_list_names<Names, global_step_name>(t, Name.view());
-      t << " (under an Estimator, a tensor a training hook fetches is listed in "
-           "EstimatorSpec::training_tensors)";
+      t << " Under an Estimator, a tensor that a training hook fetches is listed in "
+           "EstimatorSpec::training_tensors.";
       return t;
     }();
-    (void)raise_compile_error<message_string<m.size>(m)>::value;
+    (void)sizeof(compile_error<message_string<m.size>(m)>);
   }
   return Known;
 }
@@ -117,13 +120,16 @@ constexpr bool check_run_fetch() {
   if constexpr (!Known) {
     constexpr message_text m = [] {
       message_text t;
-      t << "session.run<names...>() fetches `" << Name.view()
-        << "`, which is not a tensor of the model (nor `gradients/<name>` of one the loss has a "
-           "gradient for)";
+      t << "session.run<names...>() fetches `" << Name.view() << "`";
+      if (const std::string_view target = gradient_target(Name.view()); !target.empty())
+        t << ", but the loss has no gradient for `" << target
+          << "` (one that depends on a Variable and that the loss depends on)";
+      else
+        t << ", which is not a tensor of the model";
       append_list_names<Names, global_step_name>(t, Name.view());
       return t;
     }();
-    (void)raise_compile_error<message_string<m.size>(m)>::value;
+    (void)sizeof(compile_error<message_string<m.size>(m)>);
   }
   return Known;
 }
