@@ -331,8 +331,8 @@ class Graph {
   /// placeholder when it reads a placeholder that was not fed (never reads unfed input).
   template <fixed_string Name>
   auto compute() {
-    [[maybe_unused]] constexpr bool known =
-        detail::check_tensor_name<"graph.compute<name>() asks for", Name, has<Name>, names_type>();
+    static_assert(
+        detail::check_tensor_name<"graph.compute<name>() asks for", Name, has<Name>, names_type>());
     constexpr std::size_t i = has<Name> ? index_of<Name> : 0;  // 0: no second error
     if (!computed_[i]) {
       check_feeds<i>(Name.view());
@@ -353,15 +353,15 @@ class Graph {
   /// The current value of a named tensor (valid after forward(), or compute() beyond the loss).
   template <fixed_string Name>
   auto value() {
-    [[maybe_unused]] constexpr bool known =
-        detail::check_tensor_name<"graph.value<name>() asks for", Name, has<Name>, names_type>();
+    static_assert(
+        detail::check_tensor_name<"graph.value<name>() asks for", Name, has<Name>, names_type>());
     return detail::get<has<Name> ? index_of<Name> : 0>(slots_).value();
   }
   /// The adjoint d loss / d tensor of a named tensor after backward().
   template <fixed_string Name>
   auto adjoint() {
-    [[maybe_unused]] constexpr bool known =
-        detail::check_tensor_name<"graph.adjoint<name>() asks for", Name, has<Name>, names_type>();
+    static_assert(
+        detail::check_tensor_name<"graph.adjoint<name>() asks for", Name, has<Name>, names_type>());
     return detail::get<has<Name> ? index_of<Name> : 0>(slots_).adjoint();
   }
 

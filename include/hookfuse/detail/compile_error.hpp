@@ -172,7 +172,8 @@ constexpr std::string_view message_type_name() {
 
 /// Fails to compile unless `Known`, with the error "<Where> `Name`, which is not a tensor of the
 /// model; did you mean `...`? Tensors of the model: ..." (Names: the model's NameList, Extra:
-/// names it also serves, such as "global_step").
+/// names it also serves, such as "global_step"). Returns true either way, for
+/// `static_assert(check_tensor_name<...>())`: the error above is the only one.
 template <fixed_string Where, fixed_string Name, bool Known, class Names, fixed_string... Extra>
 constexpr bool check_tensor_name() {
   if constexpr (!Known) {
@@ -184,7 +185,7 @@ constexpr bool check_tensor_name() {
     }();
     (void)raise_compile_error<message_string<m.size>(m)>::value;
   }
-  return Known;
+  return true;
 }
 
 }  // namespace detail

@@ -442,10 +442,9 @@ class MonitoredTrainingSession
       return detail::tensor_value(
           graph_.template adjoint<detail::gradient_target_name<Name>()>());
     } else {
-      [[maybe_unused]] constexpr bool known =
-          detail::check_tensor_name<"session.fetch<name>() asks for", Name,
-                                    graph_type::template has<Name>,
-                                    typename graph_type::names_type>();
+      static_assert(detail::check_tensor_name<"session.fetch<name>() asks for", Name,
+                                              graph_type::template has<Name>,
+                                              typename graph_type::names_type>());
       // Guarded so that an unknown name gives the message above and nothing else.
       if constexpr (graph_type::template has<Name>) {
         const detail::ScopedFlushDenormal flush(flush_denormals_);
@@ -792,10 +791,7 @@ class MonitoredTrainingSession
   }
   template <fixed_string... Names>
   static constexpr void check_run_fetches() {
-    (detail::check_run_fetch<Names,
-                             Names == detail::global_step_name ||
-                                 graph_type::template has<Names> || is_gradient_fetch<Names>(),
-                             typename graph_type::names_type>(),
+    (detail::check_run_fetch<Names, fetchable<Names>(), names_if_not<fetchable<Names>()>>(),
      ...);
   }
   /// run<names...>(no_train): no "gradients/<name>" (no backward pass in such a run).
@@ -814,12 +810,18 @@ class MonitoredTrainingSession
   }
   template <class H, fixed_string... Names>
   static constexpr void check_names(SessionRunArgs<Names...>) {
-    (detail::check_fetch<H, Names,
-                         Names == detail::global_step_name ||
-                             graph_type::template has<Names> || is_gradient_fetch<Names>(),
-                         typename graph_type::names_type>(),
-     ...);
+    (detail::check_fetch<H, Names, fetchable<Names>(), names_if_not<fetchable<Names>()>>(), ...);
   }
+  /// A name the session can fetch: the global step, a tensor of the model or a gradient.
+  template <fixed_string Name>
+  static constexpr bool fetchable() {
+    return Name == detail::global_step_name || graph_type::template has<Name> ||
+           is_gradient_fetch<Name>();
+  }
+  /// The model's names for a failing check's message, void when `Ok`: no symbol of a check
+  /// that passes spells them.
+  template <bool Ok>
+  using names_if_not = std::conditional_t<Ok, void, typename graph_type::names_type>;
   /// "gradients/<name>" where the loss depends on <name> and <name> on a variable.
   template <fixed_string Name>
   static constexpr bool is_gradient_fetch() {
