@@ -103,11 +103,13 @@ constexpr std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-/// The name of `names` closest to `name` if it is close enough to be what was meant (at most
-/// 1 + size / 5 edits, so one for "loss", two for "dense/bias"), else "".
+/// The name of the `count` `names` closest to `name` if it is close enough to be what was meant
+/// (fewer edits than `name` has characters, and at most 1 + size / 5: one edit for a name of up
+/// to 4 characters, two up to 9, three up to 14), else "".
 constexpr std::string_view closest_name(std::string_view name, const std::string_view* names,
                                         std::size_t count) {
-  const std::size_t limit = 1 + name.size() / 5;
+  const std::size_t by_size = 1 + name.size() / 5;
+  const std::size_t limit = by_size < name.size() ? by_size : name.size() - 1;
   std::string_view best;
   std::size_t best_distance = limit + 1;
   for (std::size_t i = 0; i < count; ++i) {
