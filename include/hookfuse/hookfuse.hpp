@@ -9,6 +9,10 @@
 // sessions with checkpoint options name their own saver.
 #pragma once
 
+// First: hookfuse's compile errors (detail/compile_error.hpp) then come with the shortest
+// include chain ("In file included from hookfuse.hpp, from <your file>").
+#include "hookfuse/detail/compile_error.hpp"
+
 #include "hookfuse/autodiff.hpp"
 #include "hookfuse/autodiff/feeds.hpp"
 #include "hookfuse/clock.hpp"

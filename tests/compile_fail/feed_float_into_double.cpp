@@ -1,6 +1,6 @@
-// expect: check_feed_scalar\(\) \[with [^;]*PlaceholderName = hookfuse::fixed_string<2>{"x"}; PlaceholderScalar = double; DataScalar = float\].*hookfuse: feed: the data's scalar type is not the placeholder's
+// expect: (error: invalid application of 'sizeof' to incomplete type 'hookfuse::compile_error<hookfuse::fixed_string<[0-9]+>{"feed of placeholder `x`: the data is float32 \(float\), the placeholder is float64 \(double\); convert the data|implicit instantiation of undefined template 'hookfuse::compile_error<.*check_feed_scalar<.*double, float>)
 // float data fed to a double placeholder: a compile error naming the placeholder "x", its
-// scalar (double) and the data's (float), with hookfuse's message, not a bitwise
+// scalar (double) and the data's (float), in its first error line, not a bitwise
 // reinterpretation. Control: tests/compile_ok/feed_float_into_double.cpp (the data is double).
 #include <hookfuse/hookfuse.hpp>
 #include <vector>

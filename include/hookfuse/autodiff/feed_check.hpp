@@ -16,6 +16,7 @@
 #include "hookfuse/autodiff/storage.hpp"
 #include "hookfuse/autodiff/tape.hpp"
 #include "hookfuse/autodiff/tape_tables.hpp"
+#include "hookfuse/detail/compile_error.hpp"
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/fixed_string.hpp"
 
@@ -32,17 +33,24 @@ constexpr std::string_view dtype_name() {
   else return "unsupported type";
 }
 
-/// Fails to compile when data of scalar `Data` is fed to a placeholder of scalar `Placeholder`.
-/// GCC and Clang print the template arguments of the failing instantiation: the placeholder's
-/// name and both types appear in the diagnostic next to the message.
+/// Fails to compile when data of scalar `DataScalar` is fed to a placeholder of scalar
+/// `PlaceholderScalar`, with an error that names the placeholder and both dtypes.
 template <fixed_string PlaceholderName, class PlaceholderScalar, class DataScalar>
 constexpr bool check_feed_scalar() {
-  static_assert(std::is_same_v<PlaceholderScalar, DataScalar>,
-                "hookfuse: feed: the data's scalar type is not the placeholder's (the "
-                "placeholder is 'PlaceholderName', its scalar 'PlaceholderScalar', the data's "
-                "'DataScalar' in the instantiation above); convert the data, or declare the "
-                "placeholder with the data's type");
-  return std::is_same_v<PlaceholderScalar, DataScalar>;
+  constexpr bool same = std::is_same_v<PlaceholderScalar, DataScalar>;
+  if constexpr (!same) {
+    constexpr message_text m = [] {
+      message_text t;
+      t << "feed of placeholder `" << PlaceholderName.view() << "`: the data is "
+        << dtype_name<DataScalar>() << " (" << type_name<DataScalar>("?")
+        << "), the placeholder is " << dtype_name<PlaceholderScalar>() << " ("
+        << type_name<PlaceholderScalar>("?")
+        << "); convert the data, or declare the placeholder with the type of the data";
+      return t;
+    }();
+    (void)raise_compile_error<message_string<m.size>(m)>::value;
+  }
+  return same;
 }
 
 /// Fails to compile when data with a compile-time column count is fed to a placeholder with a

@@ -22,6 +22,7 @@
 #include "hookfuse/autodiff/tape.hpp"
 #include "hookfuse/autodiff/tape_tables.hpp"
 #include "hookfuse/config.hpp"
+#include "hookfuse/detail/compile_error.hpp"
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/errors.hpp"
 
@@ -330,8 +331,9 @@ class Graph {
   /// placeholder when it reads a placeholder that was not fed (never reads unfed input).
   template <fixed_string Name>
   auto compute() {
-    static_assert(has<Name>, "hookfuse: the model has no tensor with this name");
-    constexpr std::size_t i = index_of<Name>;
+    static_assert(
+        detail::check_tensor_name<"graph.compute<name>() asks for", Name, has<Name>, names_type>());
+    constexpr std::size_t i = has<Name> ? index_of<Name> : 0;  // 0: no second error
     if (!computed_[i]) {
       check_feeds<i>(Name.view());
       using ops = detail::position_list<entries_type, detail::EntryKind::reached_op, i>;
@@ -351,14 +353,16 @@ class Graph {
   /// The current value of a named tensor (valid after forward(), or compute() beyond the loss).
   template <fixed_string Name>
   auto value() {
-    static_assert(has<Name>, "hookfuse: the model has no tensor with this name");
-    return detail::get<index_of<Name>>(slots_).value();
+    static_assert(
+        detail::check_tensor_name<"graph.value<name>() asks for", Name, has<Name>, names_type>());
+    return detail::get<has<Name> ? index_of<Name> : 0>(slots_).value();
   }
   /// The adjoint d loss / d tensor of a named tensor after backward().
   template <fixed_string Name>
   auto adjoint() {
-    static_assert(has<Name>, "hookfuse: the model has no tensor with this name");
-    return detail::get<index_of<Name>>(slots_).adjoint();
+    static_assert(
+        detail::check_tensor_name<"graph.adjoint<name>() asks for", Name, has<Name>, names_type>());
+    return detail::get<has<Name> ? index_of<Name> : 0>(slots_).adjoint();
   }
 
   /// Calls f(variable) for every Variable of the model, in tape order.

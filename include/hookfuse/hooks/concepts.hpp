@@ -28,6 +28,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "hookfuse/detail/compile_error.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
 
 namespace hookfuse {
@@ -231,17 +232,38 @@ struct gradient_context_of<Session, H> {
   using type = typename Session::template gradient_context_for<H>;
 };
 
-/// Fails to compile unless Session emits Event: the GCC and Clang diagnostics show the three
-/// template arguments (the hook type, the session type, the event) in the instantiation line.
+/// The name of an event's method ("before_apply_gradients"), for messages.
+constexpr std::string_view event_name(SessionEvent e) {
+  constexpr std::string_view names[] = {"begin",     "after_create_session", "before_run",
+                                        "before_apply_gradients", "after_run", "end"};
+  return names[static_cast<std::size_t>(e)];
+}
+/// The name of a class template without its arguments ("hookfuse::MonitoredSession"): a
+/// session's arguments spell the whole model.
+template <class T>
+constexpr std::string_view template_name() {
+  const std::string_view name = type_name<T>("this session");
+  return name.substr(0, name.find('<'));
+}
+
+/// Fails to compile unless Session emits Event, with an error naming the hook, the session and
+/// the event.
 template <class Hook, class Session, SessionEvent Event>
 constexpr bool check_event_emitted() {
   constexpr bool emitted = Session::emitted_events::contains(Event);
-  static_assert(emitted,
-                "hookfuse: this hook declares an event that this session never emits, so the "
-                "hook would silently never receive it (the hook is 'Hook', the session "
-                "'Session' and the event 'Event' in the instantiation above): a gradient hook "
-                "(before_apply_gradients) needs a training session (MonitoredTrainingSession); "
-                "an evaluation session (MonitoredSession) runs no backward pass");
+  if constexpr (!emitted) {
+    constexpr message_text m = [] {
+      message_text t;
+      t << "hook `" << message_type_name<Hook>() << "` declares " << event_name(Event)
+        << ", an event that a `" << template_name<Session>()
+        << "` never emits, so the hook would never receive it";
+      if (Event == SessionEvent::before_apply_gradients)
+        t << ": a gradient hook needs a training session (MonitoredTrainingSession); an "
+             "evaluation session (MonitoredSession) runs no backward pass";
+      return t;
+    }();
+    (void)raise_compile_error<message_string<m.size>(m)>::value;
+  }
   return emitted;
 }
 /// Whether the hook declares the event (`Declared`) and the session emits it; a declared event
@@ -267,6 +289,23 @@ template <class H>
 using run_args_t = typename run_args<H>::type;
 template <class H>
 using run_values_t = typename detail::values_of<run_args_t<H>>::type;
+
+namespace detail {
+/// The error for a hook whose after_run cannot be called with `Values` (the
+/// SessionRunValues<names...> of the names its before_run requests).
+template <class Hook, fixed_string... Names>
+constexpr message_text after_run_message(SessionRunValues<Names...>*) {
+  message_text t;
+  t << "hook `" << message_type_name<Hook>()
+    << "` declares after_run, but it cannot be called as after_run(SessionRunContext&, "
+       "const SessionRunValues<names...>&) with the names its before_run requests (";
+  if constexpr (sizeof...(Names) == 0) t << "none";
+  std::size_t i = 0;
+  ((t << (i++ == 0 ? "" : ", ") << Names.view()), ...);
+  t << ")";
+  return t;
+}
+}  // namespace detail
 
 /// A hook that reads variables' gradients itself (through session.graph(), not through a
 /// "gradients/<name>" fetch) declares `static constexpr bool reads_gradients = true;`. The
@@ -310,10 +349,11 @@ constexpr bool check_hook() {
                   "with_feeds(SessionRunArgs<names...>{}, feed<\"x\">(...), ...))");
   if constexpr (detail::declared_and_emitted<Hook, Session, SessionEvent::after_run,
                                              DeclaresAfterRun<Hook>>())
-    static_assert(HandlesAfterRun<Hook, run_values_t<Hook>>,
-                  "hookfuse: this hook declares after_run, but it cannot be called as "
-                  "after_run(SessionRunContext&, const SessionRunValues<names...>&) with the "
-                  "names its before_run requests");
+    if constexpr (!HandlesAfterRun<Hook, run_values_t<Hook>>) {
+      constexpr detail::message_text m =
+          detail::after_run_message<Hook>(static_cast<run_values_t<Hook>*>(nullptr));
+      (void)sizeof(compile_error<detail::message_string<m.size>(m)>);
+    }
   if constexpr (detail::declared_and_emitted<Hook, Session, SessionEvent::end,
                                              DeclaresEnd<Hook>>())
     static_assert(HandlesEnd<Hook, Session>,

@@ -41,6 +41,7 @@
 #include "hookfuse/autodiff/feeds.hpp"
 #include "hookfuse/autodiff/graph.hpp"
 #include "hookfuse/config.hpp"
+#include "hookfuse/detail/compile_error.hpp"
 #include "hookfuse/detail/denormal.hpp"
 #include "hookfuse/detail/format.hpp"
 #include "hookfuse/errors.hpp"
@@ -91,22 +92,45 @@ constexpr auto hooks(Hooks&&... hs) {
 }
 
 namespace detail {
-template <class Hook, fixed_string Name, bool Known>
+/// Fails to compile, naming the hook, the name and the model's tensors (a "did you mean" for a
+/// close one), when a hook fetches a name the model does not have (Names: the model's NameList).
+template <class Hook, fixed_string Name, bool Known, class Names>
 constexpr bool check_fetch() {
-  static_assert(Known,
-                "hookfuse: a hook fetches a tensor name that the model does not have, or "
-                "'gradients/<name>' of a tensor the loss has no gradient for "
-                "(the hook is 'Hook' and the name is 'Name' in the instantiation above); "
-                "under an Estimator, a tensor that a training hook fetches is listed in "
-                "EstimatorSpec::training_tensors");
+  if constexpr (!Known) {
+    constexpr message_text m = [] {
+      message_text t;
+      t << "hook `" << message_type_name<Hook>() << "` fetches `" << Name.view() << "`";
+      if (const std::string_view target = gradient_target(Name.view()); !target.empty())
+        t << ", but the loss has no gradient for `" << target
+          << "` (one that depends on a Variable and that the loss depends on)";
+      else
+        t << ", which is not a tensor of the model";
+      append_list_names<Names, global_step_name>(t, Name.view());
+      t << " Under an Estimator, a tensor that a training hook fetches is listed in "
+           "EstimatorSpec::training_tensors.";
+      return t;
+    }();
+    (void)sizeof(compile_error<message_string<m.size>(m)>);
+  }
   return Known;
 }
-template <fixed_string Name, bool Known>
+/// The same for the caller's session.run<names...>().
+template <fixed_string Name, bool Known, class Names>
 constexpr bool check_run_fetch() {
-  static_assert(Known,
-                "hookfuse: session.run<names...>() fetches a tensor name that the model does not "
-                "have, or 'gradients/<name>' of a tensor the loss has no gradient for (the name "
-                "is 'Name' in the instantiation above)");
+  if constexpr (!Known) {
+    constexpr message_text m = [] {
+      message_text t;
+      t << "session.run<names...>() fetches `" << Name.view() << "`";
+      if (const std::string_view target = gradient_target(Name.view()); !target.empty())
+        t << ", but the loss has no gradient for `" << target
+          << "` (one that depends on a Variable and that the loss depends on)";
+      else
+        t << ", which is not a tensor of the model";
+      append_list_names<Names, global_step_name>(t, Name.view());
+      return t;
+    }();
+    (void)sizeof(compile_error<message_string<m.size>(m)>);
+  }
   return Known;
 }
 /// run(no_train) (Hook = void: the caller's fetch) fetches no gradient.
@@ -425,8 +449,9 @@ class MonitoredTrainingSession
       return detail::tensor_value(
           graph_.template adjoint<detail::gradient_target_name<Name>()>());
     } else {
-      static_assert(graph_type::template has<Name>,
-                    "hookfuse: the model has no tensor with this name");
+      static_assert(detail::check_tensor_name<"session.fetch<name>() asks for", Name,
+                                              graph_type::template has<Name>,
+                                              typename graph_type::names_type>());
       // Guarded so that an unknown name gives the message above and nothing else.
       if constexpr (graph_type::template has<Name>) {
         const detail::ScopedFlushDenormal flush(flush_denormals_);
@@ -773,9 +798,7 @@ class MonitoredTrainingSession
   }
   template <fixed_string... Names>
   static constexpr void check_run_fetches() {
-    (detail::check_run_fetch<Names, Names == detail::global_step_name ||
-                                        graph_type::template has<Names> ||
-                                        is_gradient_fetch<Names>()>(),
+    (detail::check_run_fetch<Names, fetchable<Names>(), names_if_not<fetchable<Names>()>>(),
      ...);
   }
   /// run<names...>(no_train): no "gradients/<name>" (no backward pass in such a run).
@@ -794,11 +817,18 @@ class MonitoredTrainingSession
   }
   template <class H, fixed_string... Names>
   static constexpr void check_names(SessionRunArgs<Names...>) {
-    (detail::check_fetch<H, Names,
-                         Names == detail::global_step_name ||
-                             graph_type::template has<Names> || is_gradient_fetch<Names>()>(),
-     ...);
+    (detail::check_fetch<H, Names, fetchable<Names>(), names_if_not<fetchable<Names>()>>(), ...);
   }
+  /// A name the session can fetch: the global step, a tensor of the model or a gradient.
+  template <fixed_string Name>
+  static constexpr bool fetchable() {
+    return Name == detail::global_step_name || graph_type::template has<Name> ||
+           is_gradient_fetch<Name>();
+  }
+  /// The model's names for a failing check's message, void when `Ok`: no symbol of a check
+  /// that passes spells them.
+  template <bool Ok>
+  using names_if_not = std::conditional_t<Ok, void, typename graph_type::names_type>;
   /// "gradients/<name>" where the loss depends on <name> and <name> on a variable.
   template <fixed_string Name>
   static constexpr bool is_gradient_fetch() {
