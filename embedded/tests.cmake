@@ -5,6 +5,9 @@
 #   embedded.mcu_train_host_embedded_mode   the same with -fno-exceptions -fno-rtti
 #                                    -DHOOKFUSE_EMBEDDED (always)
 #   embedded.kws_train_host(_embedded_mode)   embedded/kws_train on the host, both ways (always)
+#   embedded.strip_error_strings_argument, embedded.strip_error_strings_message
+#                                    HOOKFUSE_STRIP_ERROR_STRINGS: errors reach error_handler
+#                                    as the one fixed text (embedded/strip_errors, always)
 #   embedded.core_headers_no_os      the core headers include no <iostream>, <filesystem>,
 #                                    <fstream>, <functional>, <thread> (always)
 #   embedded.mcu_resume_host_hosted, embedded.mcu_resume_host_embedded
@@ -17,6 +20,19 @@
 #                                    a hook with a std::vector must fail to link
 #   embedded.mcu_resume_qemu, embedded.mcu_resume_no_heap_symbols
 #                                    mcu_resume.elf on qemu-system-arm, and its nm check
+# HOOKFUSE_STRIP_ERROR_STRINGS: an argument check's error and a built message both reach
+# error_handler as the fixed text of hookfuse/config.hpp (embedded/strip_errors prints it and
+# exits 3).
+add_executable(strip_errors_host "${CMAKE_CURRENT_LIST_DIR}/strip_errors/main.cpp")
+target_link_libraries(strip_errors_host PRIVATE hookfuse::hookfuse hookfuse_warnings)
+target_compile_options(strip_errors_host PRIVATE ${HOOKFUSE_TEST_FLAGS} -fno-exceptions -fno-rtti)
+target_compile_definitions(strip_errors_host PRIVATE HOOKFUSE_EMBEDDED HOOKFUSE_STRIP_ERROR_STRINGS)
+foreach(mode IN ITEMS argument message)
+  add_test(NAME embedded.strip_error_strings_${mode}
+    COMMAND "${CMAKE_COMMAND}" -DEXPECT_RC=3
+            "-DPASS_REGEX=^error_handler: hookfuse: error \\(message stripped: HOOKFUSE_STRIP_ERROR_STRINGS\\)\n$"
+            -P "${PROJECT_SOURCE_DIR}/cmake/run_checked.cmake" -- $<TARGET_FILE:strip_errors_host> ${mode})
+endforeach()
 add_executable(mcu_train_host "${CMAKE_CURRENT_LIST_DIR}/mcu_train/main.cpp")
 target_link_libraries(mcu_train_host PRIVATE hookfuse::hookfuse hookfuse_warnings)
 target_compile_options(mcu_train_host PRIVATE ${HOOKFUSE_TEST_FLAGS})

@@ -1,4 +1,5 @@
-/* embedded/common/small_libc.c: memcpy, memmove, memset, memcmp and strlen as plain byte loops.
+/* embedded/common/small_libc.c: memcpy, memmove, memset, memcmp and strlen as plain byte loops, and
+ * (newlib) expf and logf without errno.
  * Linked before the C library, they keep its speed-tuned versions out of a bare-metal program
  * (newlib-nano's memcpy alone is 308 bytes of Thumb-2; the five come to 40 bytes or so each
  * here). hookfuse copies a few hundred bytes per training step at most (a batch's feed), where
@@ -45,3 +46,16 @@ HOOKFUSE_PLAIN_LOOP size_t strlen(const char* s) {
   while (*p) ++p;
   return (size_t)(p - s);
 }
+
+/* newlib's expf and logf are wrappers around __ieee754_expf and __ieee754_logf that set errno
+ * on overflow, underflow and domain errors, and errno brings in newlib's reentrancy structure
+ * (impure_data: 96 bytes of flash for its initial value, and of RAM). The softmax and the
+ * cross-entropy never read errno, so these call the same functions without the wrapper: the
+ * same results (inf, 0, -inf and nan included), no errno. picolibc's (RV32) have no wrapper. */
+#include <math.h>
+#if defined(_NEWLIB_VERSION) && !defined(__PICOLIBC__)
+float __ieee754_expf(float);
+float __ieee754_logf(float);
+float expf(float x) { return __ieee754_expf(x); }
+float logf(float x) { return __ieee754_logf(x); }
+#endif

@@ -42,7 +42,9 @@ inline void print(std::string_view text) { semihosting::write(text); }
 #endif
 
 #ifdef MCU_TRAIN_BARE_METAL
-// Every hookfuse error ends here in a build without exceptions.
+// Every hookfuse error ends here in a build without exceptions. The bare-metal builds define
+// HOOKFUSE_STRIP_ERROR_STRINGS (16 KB of flash): `what` is then one fixed text, and
+// mcu_train_full_errors is the build with the full messages (docs/embedded.md).
 [[noreturn]] void hookfuse::error_handler(std::string_view what) {
   platform::print("FATAL:hookfuse:");
   platform::print(what);

@@ -58,6 +58,10 @@ endfunction()
 
 hookfuse_riscv_executable(mcu_train_rv32imac rv32imac ilp32)
 hookfuse_riscv_executable(mcu_train_rv32imafc rv32imafc ilp32f)
+# Errors as one fixed text, as on the Cortex-M4F (embedded/CMakeLists.txt).
+foreach(t IN ITEMS mcu_train_rv32imac mcu_train_rv32imafc)
+  target_compile_definitions(${t} PRIVATE HOOKFUSE_STRIP_ERROR_STRINGS)
+endforeach()
 
 # embedded/kws_train for both ISAs (kws_train_rv32imac.elf, kws_train_rv32imafc.elf).
 include("${CMAKE_CURRENT_SOURCE_DIR}/kws_train/kws_train.cmake")

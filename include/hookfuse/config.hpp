@@ -17,6 +17,12 @@
 //                           numbers in log lines): double in hosted builds, float under
 //                           HOOKFUSE_EMBEDDED, so that a float model pulls in no double
 //                           arithmetic. Define it as double to have double there too.
+//   HOOKFUSE_STRIP_ERROR_STRINGS  Opt-in, builds without exceptions only (like TensorFlow Lite
+//                           Micro's TF_LITE_STRIP_ERROR_STRINGS): every error passes the same
+//                           short fixed text (detail::kStrippedErrorText) to error_handler
+//                           instead of a message naming the field and what was expected, so the
+//                           messages' text and the code that formats them leave the binary.
+//                           Off by default; docs/embedded.md, "Flash and RAM", has the sizes.
 //   HOOKFUSE_CORE_ONLY      Defined by CMake's HOOKFUSE_CORE_ONLY: the build has no LevelDB,
 //                           protozero or zlib, so <hookfuse/hookfuse.hpp> leaves out
 //                           hookfuse/io (checkpoints); SessionOptions then needs a saver type.
@@ -33,6 +39,9 @@
 #endif
 #if !defined(HOOKFUSE_NO_EXCEPTIONS) && !defined(__cpp_exceptions)
 #define HOOKFUSE_NO_EXCEPTIONS 1
+#endif
+#if defined(HOOKFUSE_STRIP_ERROR_STRINGS) && !defined(HOOKFUSE_NO_EXCEPTIONS)
+#error "HOOKFUSE_STRIP_ERROR_STRINGS needs a build without exceptions (HOOKFUSE_NO_EXCEPTIONS or HOOKFUSE_EMBEDDED): a thrown exception keeps its message"
 #endif
 
 /// Longest log line a built-in hook formats (on the stack), in characters including the NUL.
@@ -137,10 +146,18 @@ using host_float = HOOKFUSE_HOST_FLOAT;
 
 namespace detail {
 
-/// Reports an error: throws `Error(message)` in hosted builds, calls `error_handler` otherwise.
+/// What error_handler receives for every error under HOOKFUSE_STRIP_ERROR_STRINGS.
+inline constexpr std::string_view kStrippedErrorText =
+    "hookfuse: error (message stripped: HOOKFUSE_STRIP_ERROR_STRINGS)";
+
+/// Reports an error: throws `Error(message)` in hosted builds, calls `error_handler` otherwise
+/// (with kStrippedErrorText in place of `message` under HOOKFUSE_STRIP_ERROR_STRINGS).
 template <class Error, class Message>
 [[noreturn]] inline void fail(Message&& message) {
-#ifdef HOOKFUSE_NO_EXCEPTIONS
+#if defined(HOOKFUSE_STRIP_ERROR_STRINGS)
+  (void)message;
+  ::hookfuse::error_handler(kStrippedErrorText);
+#elif defined(HOOKFUSE_NO_EXCEPTIONS)
   ::hookfuse::error_handler(std::string_view(message));
 #else
   throw Error(std::forward<Message>(message));

@@ -306,6 +306,18 @@ inline void append_g(char*& out, char* end, T v) {
 }
 #endif
 
+#ifdef HOOKFUSE_STRIP_ERROR_STRINGS
+/// An error message under HOOKFUSE_STRIP_ERROR_STRINGS: keeps nothing (every piece is dropped,
+/// so neither the text nor the formatting reaches the binary); `str()` is kStrippedErrorText.
+class ErrorMessage {
+ public:
+  template <class T>
+  ErrorMessage& operator<<(const T&) {
+    return *this;
+  }
+  std::string_view str() const { return kStrippedErrorText; }
+};
+#else
 /// An error message built piece by piece: a std::string in hosted builds (detailed messages of
 /// any length), a fixed 160-byte buffer in embedded builds (no heap; long messages are
 /// truncated). `str()` is what detail::fail takes.
@@ -359,5 +371,7 @@ class ErrorMessage {
   std::string text_;
 #endif
 };
+
+#endif
 
 }  // namespace hookfuse::detail
