@@ -55,6 +55,7 @@
 #include "hookfuse/session/hook_feeds.hpp"
 #include "hookfuse/session/hook_state.hpp"
 #include "hookfuse/session/optimizer_slots.hpp"
+#include "hookfuse/session/session_checks.hpp"
 #include "hookfuse/session/session_interface.hpp"
 #include "hookfuse/session/session_options.hpp"
 #include "hookfuse/session/step_context.hpp"
@@ -92,59 +93,7 @@ constexpr auto hooks(Hooks&&... hs) {
 }
 
 namespace detail {
-/// Fails to compile, naming the hook, the name and the model's tensors (a "did you mean" for a
-/// close one), when a hook fetches a name the model does not have (Names: the model's NameList).
-template <class Hook, fixed_string Name, bool Known, class Names>
-constexpr bool check_fetch() {
-  if constexpr (!Known) {
-    constexpr message_text m = [] {
-      message_text t;
-      t << "hook `" << message_type_name<Hook>() << "` fetches `" << Name.view() << "`";
-      if (const std::string_view target = gradient_target(Name.view()); !target.empty())
-        t << ", but the loss has no gradient for `" << target
-          << "` (one that depends on a Variable and that the loss depends on)";
-      else
-        t << ", which is not a tensor of the model";
-      append_list_names<Names, global_step_name>(t, Name.view());
-      t << " Under an Estimator, a tensor that a training hook fetches is listed in "
-           "EstimatorSpec::training_tensors.";
-      return t;
-    }();
-    (void)sizeof(compile_error<message_string<m.size>(m)>);
-  }
-  return Known;
-}
-/// The same for the caller's session.run<names...>().
-template <fixed_string Name, bool Known, class Names>
-constexpr bool check_run_fetch() {
-  if constexpr (!Known) {
-    constexpr message_text m = [] {
-      message_text t;
-      t << "session.run<names...>() fetches `" << Name.view() << "`";
-      if (const std::string_view target = gradient_target(Name.view()); !target.empty())
-        t << ", but the loss has no gradient for `" << target
-          << "` (one that depends on a Variable and that the loss depends on)";
-      else
-        t << ", which is not a tensor of the model";
-      append_list_names<Names, global_step_name>(t, Name.view());
-      return t;
-    }();
-    (void)sizeof(compile_error<message_string<m.size>(m)>);
-  }
-  return Known;
-}
-/// run(no_train) (Hook = void: the caller's fetch) fetches no gradient.
-template <class Hook, fixed_string Name, bool NoGradient>
-constexpr bool check_no_train_fetch() {
-  static_assert(NoGradient,
-                "hookfuse: session.run(no_train) computes no gradient (no backward pass), but "
-                "the caller (Hook = void) or a hook may fetch 'gradients/<name>' in it (the hook "
-                "is 'Hook' and the name is 'Name' in the instantiation above): fetch it in a "
-                "training run");
-  return NoGradient;
-}
 struct create_session_tag {};
-
 
 /// The session's fusion policy: a variable is pinned (its gradient stored) when a hook could see
 /// its gradient: it requests "gradients/<variable>", declares reads_gradients, or is a gradient
@@ -304,7 +253,8 @@ class MonitoredTrainingSession
           (detail::ErrorMessage() << "hookfuse: TrainOp::global_step_increment must be >= 0, got "
                                   << static_cast<long long>(train_op_.global_step_increment))
               .str());
-    check_hooks();
+    detail::check_session_hooks<MonitoredTrainingSession, graph_type>(
+        std::type_identity<Hooks>{});
     restore(*this);
     detail::call_after_create_session(hooks_, *this);
   }
@@ -380,7 +330,8 @@ class MonitoredTrainingSession
     requires((detail::is_feed<Fs>::value && ...))
   SessionRunValues<First, Rest...> evaluate(const Fs&... feeds) {
     check_run_fetches<First, Rest...>();
-    static_assert(!(is_gradient_fetch<First>() || ... || is_gradient_fetch<Rest>()),
+    static_assert(!(detail::is_gradient_fetch<graph_type, First>() || ... ||
+                    detail::is_gradient_fetch<graph_type, Rest>()),
                   "hookfuse: session.evaluate<...>() computes no gradient: fetch "
                   "\"gradients/<name>\" in a training run (run<...>()) instead");
     if (closed_) detail::fail<RuntimeError>("hookfuse: evaluate() called after close()");
@@ -441,7 +392,7 @@ class MonitoredTrainingSession
   TensorValue fetch() {
     if constexpr (Name == detail::global_step_name) {
       return {&train_op_.global_step->value, 1, 1, 1, 1, DType::int64};
-    } else if constexpr (is_gradient_fetch<Name>()) {
+    } else if constexpr (detail::is_gradient_fetch<graph_type, Name>()) {
       static_assert(!update_fused<detail::gradient_target_name<Name>()>,
                     "hookfuse: this variable's gradient is never stored (its update is fused "
                     "into the backward pass): request \"gradients/<name>\" in a hook's "
@@ -713,7 +664,7 @@ class MonitoredTrainingSession
   template <fixed_string... Fetch, class FeedInputs>
   bool step_no_train(SessionRunValues<Fetch...>& caller, FeedInputs&& feed_inputs) {
     namespace hana = boost::hana;
-    check_no_train_hooks(std::type_identity<Hooks>{});
+    detail::check_no_train_hooks<graph_type>(std::type_identity<Hooks>{});
     sync_hooks_for_caller();  // every hook sees this run: none may be skipped idle
     auto release_feeds = this->start_step();
     SessionRunContext ctx(&train_op_.global_step->value,
@@ -786,61 +737,22 @@ class MonitoredTrainingSession
     }
   }
 
-  static constexpr void check_hooks() { check_each(std::type_identity<Hooks>{}); }
-  template <class... Hs>
-  static constexpr void check_each(std::type_identity<boost::hana::tuple<Hs...>>) {
-    ((check_hook<hook_t<Hs>, MonitoredTrainingSession>(),
-      detail::check_phase_timing_hook<hook_t<Hs>>(),
-      detail::check_gradient_hook<hook_t<Hs>, graph_type>(),
-      check_names<hook_t<Hs>>(run_args_t<hook_t<Hs>>{})),
-     ...);
-    static_assert(hook_feed_checks::check());
-  }
+  /// The checks session_interface.hpp calls (session/session_checks.hpp).
   template <fixed_string... Names>
   static constexpr void check_run_fetches() {
-    (detail::check_run_fetch<Names, fetchable<Names>(), names_if_not<fetchable<Names>()>>(),
-     ...);
+    detail::check_session_run_fetches<graph_type, Names...>();
   }
-  /// run<names...>(no_train): no "gradients/<name>" (no backward pass in such a run).
   template <fixed_string... Names>
   static constexpr bool check_no_train_fetches() {
-    return (detail::check_no_train_fetch<void, Names, !is_gradient_fetch<Names>()>() && ...);
-  }
-  /// run(no_train): no hook may request "gradients/<name>" either.
-  template <class... Hs>
-  static constexpr void check_no_train_hooks(std::type_identity<boost::hana::tuple<Hs...>>) {
-    (check_no_train_hook<hook_t<Hs>>(run_args_t<hook_t<Hs>>{}), ...);
-  }
-  template <class H, fixed_string... Names>
-  static constexpr void check_no_train_hook(SessionRunArgs<Names...>) {
-    (detail::check_no_train_fetch<H, Names, !is_gradient_fetch<Names>()>(), ...);
-  }
-  template <class H, fixed_string... Names>
-  static constexpr void check_names(SessionRunArgs<Names...>) {
-    (detail::check_fetch<H, Names, fetchable<Names>(), names_if_not<fetchable<Names>()>>(), ...);
-  }
-  /// A name the session can fetch: the global step, a tensor of the model or a gradient.
-  template <fixed_string Name>
-  static constexpr bool fetchable() {
-    return Name == detail::global_step_name || graph_type::template has<Name> ||
-           is_gradient_fetch<Name>();
-  }
-  /// The model's names for a failing check's message, void when `Ok`: no symbol of a check
-  /// that passes spells them.
-  template <bool Ok>
-  using names_if_not = std::conditional_t<Ok, void, typename graph_type::names_type>;
-  /// "gradients/<name>" where the loss depends on <name> and <name> on a variable.
-  template <fixed_string Name>
-  static constexpr bool is_gradient_fetch() {
-    if constexpr (detail::gradient_target(Name.view()).empty()) return false;
-    else return graph_type::template has_adjoint<detail::gradient_target_name<Name>()>;
+    return detail::check_no_train_fetches<graph_type, Names...>();
   }
 
   template <fixed_string Name>
   TensorValue fetch_stale() {
     if constexpr (Name == detail::global_step_name)
       return {&stale_global_step_, 1, 1, 1, 1, DType::int64};
-    else if constexpr (is_gradient_fetch<Name>() || graph_type::template has<Name>)
+    else if constexpr (detail::is_gradient_fetch<graph_type, Name>() ||
+                       graph_type::template has<Name>)
       return fetch<Name>();  // a requested gradient is pinned, so always stored
     else
       return TensorValue{};  // unknown name: reported by check_fetch in the constructor
