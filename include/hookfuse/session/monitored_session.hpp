@@ -56,6 +56,7 @@
 #include "hookfuse/session/hook_state.hpp"
 #include "hookfuse/session/hook_tuple.hpp"
 #include "hookfuse/session/optimizer_slots.hpp"
+#include "hookfuse/session/phase_timing.hpp"
 #include "hookfuse/session/session_checks.hpp"
 #include "hookfuse/session/session_interface.hpp"
 #include "hookfuse/session/session_options.hpp"
@@ -400,23 +401,10 @@ class MonitoredTrainingSession
     optimizer_slots_.finish(train_op_.optimizer);
   }
 
-  // --- phase timings (only instantiated when step_phases::timed) -------------------------------
-  using step_marks = detail::StepMarks<step_phases::timed, step_phases::size + 1>;
+  // --- phase timings (session/phase_timing.hpp; only instantiated when step_phases::timed) ---
+  using timing = detail::PhaseTiming<Hooks>;
+  using step_marks = typename timing::marks_type;
 
-  template <class H>
-  auto timed_before_run(H& h, SessionRunContext& ctx, step_marks& marks) {
-    auto a = detail::call_before_run(h, ctx);
-    if constexpr (HandlesBeforeRun<H>) mark(marks);
-    return a;
-  }
-  /// The end of a phase: one clock reading in a timed step, nothing otherwise.
-  void mark(step_marks& marks) {
-    if constexpr (step_phases::timed) {
-      if (marks.active) marks.t[marks.k++] = timing_now(marks.clock_hook);
-    } else {
-      (void)marks;
-    }
-  }
   /// Calls f(std::integral_constant<std::size_t, I>{}) for I = 0, 1, ..., num_hooks - 1, in
   /// order: a fold expression, which compiles faster than hana::for_each over a hana::range.
   template <class F>
@@ -424,49 +412,6 @@ class MonitoredTrainingSession
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (f(std::integral_constant<std::size_t, I>{}), ...);
     }(std::make_index_sequence<num_hooks>{});
-  }
-  /// Asks every hook that wants phase timings whether to time this step (each is asked, in hook
-  /// order); the first that says yes provides the clock, read once here for the start.
-  void start_timing(step_marks& marks, const SessionRunContext& ctx) {
-    namespace hana = boost::hana;
-    for_each_hook_index([&](auto i) {
-      auto& h = hook_ref(hana::at_c<decltype(i)::value>(hooks_));
-      if constexpr (PhaseTimingHook<std::remove_cvref_t<decltype(h)>>) {
-        if (h.should_time_step(ctx) && !marks.active) {
-          marks.active = true;
-          marks.clock_hook = decltype(i)::value;
-        }
-      }
-    });
-    if (marks.active) {
-      marks.k = 0;
-      marks.t[marks.k++] = timing_now(marks.clock_hook);
-    }
-  }
-  /// A reading of the clock of hook `index` (one that wants phase timings), in seconds.
-  double timing_now(std::size_t index) {
-    namespace hana = boost::hana;
-    double t = 0.0;
-    for_each_hook_index([&](auto i) {
-      auto& h = hook_ref(hana::at_c<decltype(i)::value>(hooks_));
-      if constexpr (PhaseTimingHook<std::remove_cvref_t<decltype(h)>>) {
-        if (decltype(i)::value == index) t = static_cast<double>(h.now());
-      }
-    });
-    return t;
-  }
-  /// After the last after_run of a timed step: every hook that wants phase timings receives
-  /// the timeline (one that did not ask for this step ignores it).
-  void finish_timing(step_marks& marks) {
-    namespace hana = boost::hana;
-    const StepTimeline timeline{std::span<const StepPhaseInfo>(step_phases::infos),
-                                std::span<const double>(marks.t.data(), marks.k),
-                                train_op_.global_step->value};
-    for_each_hook_index([&](auto i) {
-      auto& h = hook_ref(hana::at_c<decltype(i)::value>(hooks_));
-      if constexpr (PhaseTimingHook<std::remove_cvref_t<decltype(h)>>)
-        h.after_timed_step(timeline);
-    });
   }
 
   /// The training step every run() overload calls: `caller` receives the caller's fetches
@@ -490,12 +435,12 @@ class MonitoredTrainingSession
     // for this step, decided here, before the first before_run, so that every hook's before_run
     // is in the timeline.
     step_marks marks;
-    if constexpr (step_phases::timed) start_timing(marks, ctx);
+    if constexpr (step_phases::timed) timing::start(marks, hooks_, ctx);
     // The lambda is force-inlined (HOOKFUSE_ALWAYS_INLINE, config.hpp): it is one function
     // per hook type.
     auto args = detail::collect_before_run(
         hooks_, [&ctx, &marks, this](auto& h) HOOKFUSE_ALWAYS_INLINE {
-          return timed_before_run(h, ctx, marks);
+          return timing::before_run(h, ctx, marks, hooks_);
         });
     // What each hook requests is kept in requests_ (the args without their feed_dicts), which
     // the fetch checks and fills below read: `args` is then dead after the hooks' feeds, where
@@ -520,12 +465,12 @@ class MonitoredTrainingSession
       graph_.check_fed(reads);  // the forward pass's placeholders
       detail::check_step_feeds<Fetch...>(graph_, requests_, reads, hooks_fetch);
     }
-    mark(marks);  // end of the input
+    timing::mark(marks, hooks_);  // end of the input
     {  // The graph's arithmetic (forward, backward, gradient hooks, fetches, update) flushes
       // denormals to zero, as TensorFlow's CPU ops do (SessionOptions::flush_denormals).
       const detail::ScopedFlushDenormal flush(flush_denormals_);
       graph_.forward();
-      mark(marks);
+      timing::mark(marks, hooks_);
       // Fused updates happen here. Momentum fuses only without Nesterov (a run-time choice).
       const bool fuse = !optimizer_slots_type::fuses_into_slot ||
                         optimizer_slots_.fuse(train_op_.optimizer);
@@ -533,7 +478,7 @@ class MonitoredTrainingSession
       if constexpr (detail::has_gradient_hook<Hooks>) {
         detail::call_before_apply_gradients(hooks_, graph_, train_op_.global_step->value);
       }
-      mark(marks);
+      timing::mark(marks, hooks_);
       stale_global_step_ = train_op_.global_step->value;
       if (hooks_fetch || any_fetched_) {
         any_fetched_ = true;  // stays true if a fetch throws: the next run clears what was filled
@@ -554,14 +499,14 @@ class MonitoredTrainingSession
       } else {
         (void)caller;
       }
-      mark(marks);  // end of the fetches
+      timing::mark(marks, hooks_);  // end of the fetches
       apply_unfused<pins>(fuse);
     }
     train_op_.global_step->value += train_op_.global_step_increment;
-    mark(marks);
-    detail::call_after_run(hooks_, ctx, values_, [&] { mark(marks); });
+    timing::mark(marks, hooks_);
+    detail::call_after_run(hooks_, ctx, values_, [&] { timing::mark(marks, hooks_); });
     if constexpr (step_phases::timed) {
-      if (marks.active) finish_timing(marks);
+      if (marks.active) timing::finish(marks, hooks_, train_op_.global_step->value);
     }
     if constexpr (skips_idle_runs) idle_left_ = detail::min_idle_runs(hooks_);
     return this->finish_step(true, ctx);
@@ -621,9 +566,11 @@ class MonitoredTrainingSession
                           OriginalArgs{detail::fetch_names<Fetch...>},
                           train_op_.global_step_increment, /*trains=*/false);
     step_marks marks;
-    if constexpr (step_phases::timed) start_timing(marks, ctx);
+    if constexpr (step_phases::timed) timing::start(marks, hooks_, ctx);
     auto args = detail::collect_before_run(
-        hooks_, [&ctx, &marks, this](auto& h) { return timed_before_run(h, ctx, marks); });
+        hooks_, [&ctx, &marks, this](auto& h) {
+          return timing::before_run(h, ctx, marks, hooks_);
+        });
     bool hooks_fetch = false;
     for_each_hook_index([&](auto i) {
       constexpr std::size_t k = decltype(i)::value;
@@ -636,9 +583,9 @@ class MonitoredTrainingSession
       typename graph_type::read_set reads{};
       detail::check_step_feeds<Fetch...>(graph_, requests_, reads, hooks_fetch);
     }
-    mark(marks);  // end of the input
-    mark(marks);  // forward: none beyond the fetches
-    mark(marks);  // backward: none
+    timing::mark(marks, hooks_);  // end of the input
+    timing::mark(marks, hooks_);  // forward: none beyond the fetches
+    timing::mark(marks, hooks_);  // backward: none
     {
       const detail::ScopedFlushDenormal flush(flush_denormals_);
       stale_global_step_ = train_op_.global_step->value;
@@ -659,11 +606,11 @@ class MonitoredTrainingSession
         (void)caller;
       }
     }
-    mark(marks);  // end of the fetches
-    mark(marks);  // no update, no increment
-    detail::call_after_run(hooks_, ctx, values_, [&] { mark(marks); });
+    timing::mark(marks, hooks_);  // end of the fetches
+    timing::mark(marks, hooks_);  // no update, no increment
+    detail::call_after_run(hooks_, ctx, values_, [&] { timing::mark(marks, hooks_); });
     if constexpr (step_phases::timed) {
-      if (marks.active) finish_timing(marks);
+      if (marks.active) timing::finish(marks, hooks_, train_op_.global_step->value);
     }
     if constexpr (skips_idle_runs) idle_left_ = detail::min_idle_runs(hooks_);
     return this->finish_step(true, ctx);
