@@ -1,27 +1,17 @@
 // hookfuse/session/monitored_session.hpp: MonitoredTrainingSession, the fused training loop
 // (tf.compat.v1.train.MonitoredTrainingSession).
 //
-// Hooks live in a boost::hana::tuple (a std::ref(h) element stands for h). Every event is a
+// Hooks live in a boost::hana::tuple (hooks(...), session/hook_tuple.hpp). Every event is a
 // compile-time fold over that tuple, and a step is one function (step(), behind run() and
 // run<names...>()): the should_stop check, every hook's before_run, the next batch, forward,
 // backward, every gradient hook's before_apply_gradients (session/gradient_event.hpp), the
-// fetches some hook or the caller asked for, the update, every hook's after_run, the stop check. No virtual calls, no std::function, no heap allocation.
-//
-// The fused update: when the optimizer's update is linear in the gradient (SGD), the update of
-// every variable whose gradient no hook can see is folded into the backward pass (the weight-
-// gradient product accumulates straight into the weights; for Momentum without Nesterov, into
-// its "Momentum" slot, see autodiff/fusion_policy.hpp's SlotAccumulation). Adam, RMSProp and
-// Adagrad never fuse; their slots (session/optimizer_slots.hpp) are created when the graph is
-// bound. A variable stays unfused, its gradient stored in Variable::grad and applied after the
-// fetches, when a hook requests "gradients/<variable>", when any hook declares
-// `reads_gradients` or is a gradient hook (before_apply_gradients, session/gradient_event.hpp),
-// or when the variable is used more than once in the model. (A hook that requests a variable
-// itself gets a view of it, which shows this run's update in after_run on both paths.) Decided
-// at compile time; see update_fused below.
-//
-// Phase timings: when a hook declares wants_phase_timings (ProfilerHook; hooks/step_timeline.hpp)
-// the step reads that hook's clock at the end of every phase, in steps the hook asked for, and
-// hands it the timeline after the last after_run. Without such a hook no timing code is compiled.
+// fetches some hook or the caller asked for, the update, every hook's after_run, the stop check.
+// No virtual calls, no std::function, no heap allocation. With SGD (and Momentum without
+// Nesterov) the update of every variable whose gradient no hook can see (detail::HookPins) is
+// folded into the backward pass, decided at compile time (update_fused below; docs/hooks.md,
+// "The fused update and when gradients are stored"). The compile-time checks of the hooks and
+// fetches are session/session_checks.hpp; the phase timings that a hook with
+// wants_phase_timings (ProfilerHook) receives are session/phase_timing.hpp.
 #pragma once
 
 #include <boost/hana/at.hpp>
