@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "capturing_logger.hpp"
+#include "checkpoint_fixtures.hpp"
 #include "lr_model.hpp"
 
 using namespace hookfuse;
@@ -55,23 +56,7 @@ std::vector<std::int64_t> steps_of(const SaveLog& log) {
   return out;
 }
 
-/// x = 1, y = 2 forever; advances `clock` (if any) by `tick` seconds before each batch.
-struct ConstInput {
-  FakeClock* clock = nullptr;
-  double tick = 0.0;
-  float x = 1.0f;
-  float y = 2.0f;
-  bool next() {
-    if (clock != nullptr) clock->advance(tick);
-    return true;
-  }
-  Index batch_size() const { return 1; }
-  template <class G>
-  void feed(G& g) {
-    g.template feed<"x">(&x, 1);
-    g.template feed<"y">(&y, 1);
-  }
-};
+using hookfuse_test::ConstInput;
 
 /// Records every call with its global step; after_save returns true at the steps in `stop_at`.
 struct RecordingListener {
@@ -109,15 +94,7 @@ using hookfuse_test::CapturingLogger;
 using hookfuse_test::Line;
 using hookfuse_test::Lines;
 
-template <class Session>
-int run_until_stop(Session& session, int max_runs = 100000) {
-  int runs = 0;
-  while (!session.should_stop() && runs < max_runs) {
-    session.run();
-    ++runs;
-  }
-  return runs;
-}
+using hookfuse_test::run_until_stop;
 
 using Model = hookfuse_test::LrModel;
 using Steps = std::vector<std::int64_t>;

@@ -6,6 +6,7 @@
 // clang-format off: alloc_counter.hpp must precede every Eigen header.
 #define HOOKFUSE_DEFINE_ALLOC_COUNTER
 #include "alloc_counter.hpp"
+#include "alloc_fixtures.hpp"
 // clang-format on
 
 #include <catch2/catch.hpp>
@@ -24,43 +25,18 @@ constexpr Index kBatch = 16;
 constexpr Index kExamples = 4 * kBatch;
 constexpr int kFeatures = 20;
 
-struct CountingLogger {
-  int* lines;
-  void log(Severity, std::string_view) const { ++*lines; }
-};
+using CountingLogger = hookfuse_test::LineCountingLogger;
 
-struct PreallocatedInput {
-  const std::vector<float>* features;
-  const std::vector<std::int32_t>* labels;
-  Index offset = -kBatch;
-  bool next() {
-    offset = (offset + kBatch) % kExamples;
-    return true;
-  }
-  Index batch_size() const { return kBatch; }
-  template <class G>
-  void feed(G& g) {
-    g.template feed<"x">(features->data() + offset * kFeatures, kBatch, kFeatures);
-    g.template feed<"labels">(labels->data() + offset, kBatch);
-  }
-};
+using PreallocatedInput = hookfuse_test::PreallocatedInput<kBatch, kExamples, kFeatures>;
 
 /// The model of both cases: a 20-16-5 MLP on fixed random data.
 struct Mlp {
-  std::vector<float> features = std::vector<float>(static_cast<std::size_t>(kExamples * kFeatures));
-  std::vector<std::int32_t> labels = std::vector<std::int32_t>(static_cast<std::size_t>(kExamples));
+  hookfuse_test::RandomExamples data{3, kExamples, kFeatures, 5};
   Placeholder<"x", float, kFeatures> x;
   Placeholder<"labels", std::int32_t, 1> y;
   nn::Dense<"dense", float> hidden{kFeatures, 16, nn::glorot_uniform{1}};
   nn::Dense<"logits", float> out{16, 5, nn::glorot_uniform{2}};
   GlobalStep gs;
-  Mlp() {
-    std::mt19937 rng(3);
-    std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
-    std::uniform_int_distribution<std::int32_t> label(0, 4);
-    for (auto& v : features) v = pixel(rng);
-    for (auto& v : labels) v = label(rng);
-  }
   auto loss() {
     auto logits = named<"logits">(out(relu(hidden(x))));
     return named<"loss">(sparse_softmax_cross_entropy(y, logits));
@@ -76,7 +52,7 @@ TEST_CASE("EarlyStoppingHook: copying and restoring the best weights allocates n
   Mlp m;
   int lines = 0;
   MonitoredTrainingSession session(
-      AdamOptimizer(0.01).minimize(m.loss(), m.gs), PreallocatedInput{&m.features, &m.labels},
+      AdamOptimizer(0.01).minimize(m.loss(), m.gs), PreallocatedInput{&m.data.features, &m.data.labels},
       hooks(EarlyStoppingHook<"loss", CountingLogger>(
           {.min_delta = 10.0, .patience = 3, .restore_best_weights = true},
           CountingLogger{&lines})));
@@ -100,13 +76,8 @@ TEST_CASE("EarlyStoppingHook: copying and restoring the best weights allocates n
 
 TEST_CASE("Steps with the schedule and Keras-style hooks allocate nothing",
           "[alloc][lr_schedule]") {
-  std::mt19937 rng(3);
-  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
-  std::uniform_int_distribution<std::int32_t> label(0, 4);
-  std::vector<float> features(static_cast<std::size_t>(kExamples * kFeatures));
-  std::vector<std::int32_t> labels(static_cast<std::size_t>(kExamples));
-  for (auto& v : features) v = pixel(rng);
-  for (auto& v : labels) v = label(rng);
+  const auto& [features, labels] =
+      hookfuse_test::RandomExamples(3, kExamples, kFeatures, 5);
 
   Placeholder<"x", float, kFeatures> x;
   Placeholder<"labels", std::int32_t, 1> y;

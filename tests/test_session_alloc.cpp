@@ -14,6 +14,7 @@
 // clang-format off: alloc_counter.hpp must precede every Eigen header.
 #define HOOKFUSE_DEFINE_ALLOC_COUNTER
 #include "alloc_counter.hpp"
+#include "alloc_fixtures.hpp"
 // clang-format on
 
 #include <cmath>
@@ -63,34 +64,15 @@ struct CountingLogger {
   }
 };
 
-/// Random examples allocated up front; next() walks through them in batches of 32, forever.
-struct PreallocatedInput {
-  const std::vector<float>* features;
-  const std::vector<std::int32_t>* labels;
-  Index offset = -kBatch;
-  bool next() {
-    offset = (offset + kBatch) % kExamples;
-    return true;
-  }
-  Index batch_size() const { return kBatch; }
-  template <class G>
-  void feed(G& g) {
-    g.template feed<"x">(features->data() + offset * kFeatures, kBatch, kFeatures);
-    g.template feed<"labels">(labels->data() + offset, kBatch);
-  }
-};
+/// Batches of 32 of the examples, forever (tests/alloc_fixtures.hpp).
+using PreallocatedInput = hookfuse_test::PreallocatedInput<kBatch, kExamples, kFeatures>;
 
 }  // namespace
 
 TEST_CASE("Session: after the first run, run() with the built-in hooks allocates nothing",
           "[session][alloc]") {
-  std::mt19937 rng(42);
-  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
-  std::uniform_int_distribution<std::int32_t> label(0, kClasses - 1);
-  std::vector<float> features(static_cast<std::size_t>(kExamples * kFeatures));
-  std::vector<std::int32_t> labels(static_cast<std::size_t>(kExamples));
-  for (auto& v : features) v = pixel(rng);
-  for (auto& v : labels) v = label(rng);
+  const auto& [features, labels] =
+      hookfuse_test::RandomExamples(42, kExamples, kFeatures, kClasses);
 
   Placeholder<"x", float, kFeatures> x;
   Placeholder<"labels", std::int32_t, 1> y;
@@ -144,13 +126,8 @@ TEST_CASE("Session: after the first run, run() with the built-in hooks allocates
 
 TEST_CASE("Session: runs that do not train, between training runs, allocate nothing",
           "[session][alloc][no_train]") {
-  std::mt19937 rng(43);
-  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
-  std::uniform_int_distribution<std::int32_t> label(0, kClasses - 1);
-  std::vector<float> features(static_cast<std::size_t>(kExamples * kFeatures));
-  std::vector<std::int32_t> labels(static_cast<std::size_t>(kExamples));
-  for (auto& v : features) v = pixel(rng);
-  for (auto& v : labels) v = label(rng);
+  const auto& [features, labels] =
+      hookfuse_test::RandomExamples(43, kExamples, kFeatures, kClasses);
 
   Placeholder<"x", float, kFeatures> x;
   Placeholder<"labels", std::int32_t, 1> y;
@@ -216,13 +193,8 @@ TEST_CASE("Session: steps a ProfilerHook does not trace allocate nothing", "[ses
   // fires in the measured runs (the first run of a session is never traced, TF's cadence; the
   // next step trigger is global step 1000, the next time trigger 3600 s after the first run).
   // Their output_dir is "" (the current directory): nothing is created, nothing written.
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
-  std::uniform_int_distribution<std::int32_t> label(0, kClasses - 1);
-  std::vector<float> features(static_cast<std::size_t>(kExamples * kFeatures));
-  std::vector<std::int32_t> labels(static_cast<std::size_t>(kExamples));
-  for (auto& v : features) v = pixel(rng);
-  for (auto& v : labels) v = label(rng);
+  const auto& [features, labels] =
+      hookfuse_test::RandomExamples(7, kExamples, kFeatures, kClasses);
 
   Placeholder<"x", float, kFeatures> x;
   Placeholder<"labels", std::int32_t, 1> y;
@@ -267,13 +239,8 @@ namespace {
 /// nothing (the slots were created when the session bound the graph). Returns {news, mallocs}.
 template <class Opt>
 std::pair<std::size_t, std::size_t> optimizer_step_allocations(const Opt& optimizer) {
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
-  std::uniform_int_distribution<std::int32_t> label(0, kClasses - 1);
-  std::vector<float> features(static_cast<std::size_t>(kExamples * kFeatures));
-  std::vector<std::int32_t> labels(static_cast<std::size_t>(kExamples));
-  for (auto& v : features) v = pixel(rng);
-  for (auto& v : labels) v = label(rng);
+  const auto& [features, labels] =
+      hookfuse_test::RandomExamples(5, kExamples, kFeatures, kClasses);
   Placeholder<"x", float, kFeatures> x;
   Placeholder<"labels", std::int32_t, 1> y;
   nn::Dense<"dense", float> hidden(kFeatures, kHidden, nn::glorot_uniform{1});
@@ -324,13 +291,8 @@ TEST_CASE("The allocation counters see allocations", "[alloc]") {
 TEST_CASE("Session: FeedFnHook, FinalOpsHook, GlobalStepWaiterHook and an increment of 2 "
           "allocate nothing per step",
           "[session][alloc]") {
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
-  std::uniform_int_distribution<std::int32_t> label(0, kClasses - 1);
-  std::vector<float> features(static_cast<std::size_t>(kExamples * kFeatures));
-  std::vector<std::int32_t> labels(static_cast<std::size_t>(kExamples));
-  for (auto& v : features) v = pixel(rng);
-  for (auto& v : labels) v = label(rng);
+  const auto& [features, labels] =
+      hookfuse_test::RandomExamples(7, kExamples, kFeatures, kClasses);
 
   Placeholder<"x", float, kFeatures> x;
   Placeholder<"labels", std::int32_t, 1> y;

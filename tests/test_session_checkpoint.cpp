@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "capturing_logger.hpp"
+#include "checkpoint_fixtures.hpp"
 #include "error_of.hpp"
 #include "lr_model.hpp"
 
@@ -81,23 +82,7 @@ std::vector<std::int64_t> saved_steps(const FakeDir& d) {
   return out;
 }
 
-/// x = 1, y = 2 forever; advances `clock` (if any) by `tick` seconds before each batch.
-struct ConstInput {
-  FakeClock* clock = nullptr;
-  double tick = 0.0;
-  float x = 1.0f;
-  float y = 2.0f;
-  bool next() {
-    if (clock != nullptr) clock->advance(tick);
-    return true;
-  }
-  Index batch_size() const { return 1; }
-  template <class G>
-  void feed(G& g) {
-    g.template feed<"x">(&x, 1);
-    g.template feed<"y">(&y, 1);
-  }
-};
+using hookfuse_test::ConstInput;
 
 /// Records its events, with the global step where it knows it, into the shared event log.
 struct RecordingHook {
@@ -118,15 +103,7 @@ using hookfuse_test::CapturingLogger;
 using hookfuse_test::Line;
 using hookfuse_test::Lines;
 
-template <class Session>
-int run_until_stop(Session& session, int max_runs = 100000) {
-  int runs = 0;
-  while (!session.should_stop() && runs < max_runs) {
-    session.run();
-    ++runs;
-  }
-  return runs;
-}
+using hookfuse_test::run_until_stop;
 
 using Model = hookfuse_test::LrModel;
 using Steps = std::vector<std::int64_t>;

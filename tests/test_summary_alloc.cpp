@@ -12,6 +12,7 @@
 // clang-format off: alloc_counter.hpp must precede every Eigen header.
 #define HOOKFUSE_DEFINE_ALLOC_COUNTER
 #include "alloc_counter.hpp"
+#include "alloc_fixtures.hpp"
 // clang-format on
 
 #include <catch2/catch.hpp>
@@ -36,38 +37,16 @@ constexpr int kClasses = 10;
 constexpr Index kBatch = 32;
 constexpr Index kExamples = 4 * kBatch;
 
-struct PreallocatedInput {
-  const std::vector<float>* features;
-  const std::vector<std::int32_t>* labels;
-  Index offset = -kBatch;
-  bool next() {
-    offset = (offset + kBatch) % kExamples;
-    return true;
-  }
-  Index batch_size() const { return kBatch; }
-  template <class G>
-  void feed(G& g) {
-    g.template feed<"x">(features->data() + offset * kFeatures, kBatch, kFeatures);
-    g.template feed<"labels">(labels->data() + offset, kBatch);
-  }
-};
+using PreallocatedInput = hookfuse_test::PreallocatedInput<kBatch, kExamples, kFeatures>;
 
-struct QuietLogger {
-  int* lines;
-  void log(Severity, std::string_view) const { ++*lines; }
-};
+using QuietLogger = hookfuse_test::LineCountingLogger;
 
 }  // namespace
 
 TEST_CASE("SummarySaverHook and StepCounterHook with a writer allocate nothing between firings",
           "[summary][alloc]") {
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
-  std::uniform_int_distribution<std::int32_t> label(0, kClasses - 1);
-  std::vector<float> features(static_cast<std::size_t>(kExamples * kFeatures));
-  std::vector<std::int32_t> labels(static_cast<std::size_t>(kExamples));
-  for (auto& v : features) v = pixel(rng);
-  for (auto& v : labels) v = label(rng);
+  const auto& [features, labels] =
+      hookfuse_test::RandomExamples(7, kExamples, kFeatures, kClasses);
 
   Placeholder<"x", float, kFeatures> x;
   Placeholder<"labels", std::int32_t, 1> y;
@@ -131,13 +110,8 @@ TEST_CASE("The session's default summary hooks allocate nothing between firings"
           "[summary][alloc]") {
   // The same model, its summaries given to a session made with SessionOptions{.summary_dir}:
   // the StepCounterHook and SummarySaverHook the session installs (every 10 steps here).
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
-  std::uniform_int_distribution<std::int32_t> label(0, kClasses - 1);
-  std::vector<float> features(static_cast<std::size_t>(kExamples * kFeatures));
-  std::vector<std::int32_t> labels(static_cast<std::size_t>(kExamples));
-  for (auto& v : features) v = pixel(rng);
-  for (auto& v : labels) v = label(rng);
+  const auto& [features, labels] =
+      hookfuse_test::RandomExamples(7, kExamples, kFeatures, kClasses);
 
   Placeholder<"x", float, kFeatures> x;
   Placeholder<"labels", std::int32_t, 1> y;

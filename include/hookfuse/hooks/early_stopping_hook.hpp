@@ -21,6 +21,7 @@
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/check.hpp"
 #include "hookfuse/detail/format.hpp"
+#include "hookfuse/detail/log_line.hpp"
 #include "hookfuse/fixed_string.hpp"
 #include "hookfuse/hooks/checkpoint_variables.hpp"
 #include "hookfuse/hooks/monitor_mode.hpp"
@@ -297,23 +298,16 @@ class EarlyStoppingHook {
 
   void log_stop(std::int64_t step) {
     if constexpr (std::is_same_v<L, NullLogger>) return;  // no line to format
-    char line[HOOKFUSE_LOG_LINE_CAPACITY];
-    char* out = line;
-    char* const end = line + sizeof line;
-    detail::append_text(out, end, "Step ");
-    detail::append_int(out, end, step);
-    detail::append_text(out, end, ": early stopping.");
-    logger_.log(Severity::info, std::string_view(line, static_cast<std::size_t>(out - line)));
+    detail::LogLine<> line;
+    line.append("Step ").append(step).append(": early stopping.");
+    logger_.log(Severity::info, line.view());
   }
   void log_restore() {
     if constexpr (std::is_same_v<L, NullLogger>) return;
-    char line[HOOKFUSE_LOG_LINE_CAPACITY];
-    char* out = line;
-    char* const end = line + sizeof line;
-    detail::append_text(out, end, "Restoring model weights from the end of the best check: step ");
-    detail::append_int(out, end, best_step_);
-    detail::append_text(out, end, ".");
-    logger_.log(Severity::info, std::string_view(line, static_cast<std::size_t>(out - line)));
+    detail::LogLine<> line;
+    line.append("Restoring model weights from the end of the best check: step ");
+    line.append(best_step_).append(".");
+    logger_.log(Severity::info, line.view());
   }
 
   Options o_;

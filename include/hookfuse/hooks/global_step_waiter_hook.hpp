@@ -18,6 +18,7 @@
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/check.hpp"
 #include "hookfuse/detail/format.hpp"
+#include "hookfuse/detail/log_line.hpp"
 #include "hookfuse/errors.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
 #include "hookfuse/logging.hpp"
@@ -162,18 +163,11 @@ class GlobalStepWaiterHook {
   }
 
   void log_waiting(const std::int64_t* current) {
-    char line[160];
-    char* out = line;
-    char* const end = line + sizeof line;
-    detail::append_text(out, end, "Waiting for global step ");
-    detail::append_int(out, end, wait_until_step_);
-    detail::append_text(out, end, " before starting training.");
-    if (current != nullptr) {
-      detail::append_text(out, end, " Current step is ");
-      detail::append_int(out, end, *current);
-      detail::append_text(out, end, ".");
-    }
-    logger_.log(Severity::info, std::string_view(line, static_cast<std::size_t>(out - line)));
+    detail::LogLine<160> line;
+    line.append("Waiting for global step ").append(wait_until_step_);
+    line.append(" before starting training.");
+    if (current != nullptr) line.append(" Current step is ").append(*current).append(".");
+    logger_.log(Severity::info, line.view());
   }
 
   std::int64_t wait_until_step_;

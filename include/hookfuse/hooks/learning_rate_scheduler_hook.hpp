@@ -11,6 +11,7 @@
 
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/format.hpp"
+#include "hookfuse/detail/log_line.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
 #include "hookfuse/logging.hpp"
 #include "hookfuse/optim/learning_rate_ref.hpp"
@@ -79,15 +80,10 @@ class LearningRateSchedulerHook {
  private:
   void log(std::int64_t step, double lr) {
     if constexpr (std::is_same_v<L, NullLogger>) return;  // no line to format
-    char line[HOOKFUSE_LOG_LINE_CAPACITY];
-    char* out = line;
-    char* const end = line + sizeof line;
-    detail::append_text(out, end, "Step ");
-    detail::append_int(out, end, step);
-    detail::append_text(out, end, ": LearningRateScheduler setting learning rate to ");
-    detail::append_g(out, end, lr);
-    detail::append_text(out, end, ".");
-    logger_.log(Severity::info, std::string_view(line, static_cast<std::size_t>(out - line)));
+    detail::LogLine<> line;
+    line.append("Step ").append(step).append(": LearningRateScheduler setting learning rate to ");
+    line.append_g(lr).append(".");
+    logger_.log(Severity::info, line.view());
   }
 
   S schedule_;

@@ -11,6 +11,7 @@
 #include "hookfuse/clock.hpp"
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/format.hpp"
+#include "hookfuse/detail/log_line.hpp"
 #ifndef HOOKFUSE_EMBEDDED
 #include "hookfuse/detail/numpy_format.hpp"
 #endif
@@ -195,17 +196,14 @@ class BasicLoggingTensorHook {
     if constexpr (!std::is_same_v<F, DefaultTensorFormatter> && !detail::is_tensor_tags_v<F>) {
       logger_.log(Severity::info, std::string_view(formatter_(values)));
     } else {
-      char line[HOOKFUSE_LOG_LINE_CAPACITY];
-      char* out = line;
-      char* const end = line + sizeof line;
+      detail::LogLine<> line;
       std::size_t i = 0;
-      line[0] = '\0';
       auto item = [&](std::string_view name) {
-        if (i) detail::append_text(out, end, ", ");
-        detail::append_text(out, end, name);
-        detail::append_text(out, end, " = ");
+        if (i) line.append(", ");
+        line.append(name).append(" = ");
         const TensorValue& value = values.results[i++];
-        detail::append_tensor(out, end, value, detail::numpy_rank(value), /*suppress=*/true);
+        detail::append_tensor(line.cursor(), line.end(), value, detail::numpy_rank(value),
+                              /*suppress=*/true);
       };
       if constexpr (detail::is_tensor_tags_v<F>) {
         [&]<fixed_string... Tags>(TensorTags<Tags...>) {
@@ -216,12 +214,8 @@ class BasicLoggingTensorHook {
       } else {
         (item(Names.view()), ...);
       }
-      if (elapsed) {
-        detail::append_text(out, end, " (");
-        detail::append_fixed(out, end, *elapsed, 3);
-        detail::append_text(out, end, " sec)");
-      }
-      logger_.log(Severity::info, std::string_view(line, static_cast<std::size_t>(out - line)));
+      if (elapsed) line.append(" (").append_fixed(*elapsed, 3).append(" sec)");
+      logger_.log(Severity::info, line.view());
     }
   }
 

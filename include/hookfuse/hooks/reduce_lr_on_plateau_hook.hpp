@@ -13,6 +13,7 @@
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/check.hpp"
 #include "hookfuse/detail/format.hpp"
+#include "hookfuse/detail/log_line.hpp"
 #ifndef HOOKFUSE_EMBEDDED
 #include "hookfuse/detail/python_float.hpp"
 #endif
@@ -178,19 +179,15 @@ class ReduceLROnPlateauHook {
 
   void log(std::int64_t step, double lr) {
     if constexpr (std::is_same_v<L, NullLogger>) return;  // no line to format
-    char line[HOOKFUSE_LOG_LINE_CAPACITY];
-    char* out = line;
-    char* const end = line + sizeof line;
-    detail::append_text(out, end, "Step ");
-    detail::append_int(out, end, step);
-    detail::append_text(out, end, ": ReduceLROnPlateau reducing learning rate to ");
+    detail::LogLine<> line;
+    line.append("Step ").append(step).append(": ReduceLROnPlateau reducing learning rate to ");
 #ifndef HOOKFUSE_EMBEDDED
-    detail::append_python_float(out, end, lr);
+    detail::append_python_float(line.cursor(), line.end(), lr);
 #else
-    detail::append_g(out, end, lr);  // no std::to_chars for floating point on the target
+    line.append_g(lr);  // no std::to_chars for floating point on the target
 #endif
-    detail::append_text(out, end, ".");
-    logger_.log(Severity::info, std::string_view(line, static_cast<std::size_t>(out - line)));
+    line.append(".");
+    logger_.log(Severity::info, line.view());
   }
 
   Options o_;

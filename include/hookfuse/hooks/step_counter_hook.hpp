@@ -10,6 +10,7 @@
 #include "hookfuse/clock.hpp"
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/format.hpp"
+#include "hookfuse/detail/log_line.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
 #include "hookfuse/hooks/summary_writer_ref.hpp"
 #include "hookfuse/hooks/timer.hpp"
@@ -88,11 +89,9 @@ class StepCounterHook {
 #ifndef HOOKFUSE_EMBEDDED
           writer_.add_scalar(summary_tag, *last_rate_, global_step);
 #endif
-          char line[64];
-          char* out = line;
-          detail::append_text(out, line + sizeof line, "global_step/sec: ");
-          detail::append_g(out, line + sizeof line, *last_rate_);
-          logger_.log(Severity::info, std::string_view(line, static_cast<std::size_t>(out - line)));
+          detail::LogLine<64> line;
+          line.append("global_step/sec: ").append_g(*last_rate_);
+          logger_.log(Severity::info, line.view());
         }
       }
     }
@@ -120,20 +119,16 @@ class StepCounterHook {
   // TensorFlow's text, with the stale global step of this run and of the previous one ("%s" of
   // two int64 values).
   void warn_stalled(std::int64_t current, std::int64_t previous) {
-    char line[320];
-    char* out = line;
-    char* const end = line + sizeof line;
-    detail::append_text(out, end,
-                        "It seems that global step (tf.train.get_global_step) has not been "
-                        "increased. Current value (could be stable): ");
-    detail::append_int(out, end, current);
-    detail::append_text(out, end, " vs previous value: ");
-    detail::append_int(out, end, previous);
-    detail::append_text(out, end,
-                        ". You could increase the global step by passing "
-                        "tf.train.get_global_step() to Optimizer.apply_gradients or "
-                        "Optimizer.minimize.");
-    logger_.log(Severity::warning, std::string_view(line, static_cast<std::size_t>(out - line)));
+    detail::LogLine<320> line;
+    line.append(
+        "It seems that global step (tf.train.get_global_step) has not been "
+        "increased. Current value (could be stable): ");
+    line.append(current).append(" vs previous value: ").append(previous);
+    line.append(
+        ". You could increase the global step by passing "
+        "tf.train.get_global_step() to Optimizer.apply_gradients or "
+        "Optimizer.minimize.");
+    logger_.log(Severity::warning, line.view());
   }
 
   SecondOrStepTimer<C> timer_;

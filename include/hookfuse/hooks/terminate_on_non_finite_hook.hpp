@@ -9,6 +9,7 @@
 
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/format.hpp"
+#include "hookfuse/detail/log_line.hpp"
 #include "hookfuse/detail/python_float.hpp"
 #include "hookfuse/errors.hpp"
 #include "hookfuse/fixed_string.hpp"
@@ -56,26 +57,19 @@ class TerminateOnNonFiniteHook {
 
  private:
   void terminate(SessionRunContext& ctx, double value) {
-    char line[HOOKFUSE_LOG_LINE_CAPACITY];
-    char* out = line;
-    char* const end = line + sizeof line;
+    detail::LogLine<> line;
     terminated_at_ = step_;
     if (raise_error_) {
-      detail::append_text(out, end, "NaN or Inf ");
-      detail::append_text(out, end, Tensor.view());
-      detail::append_text(out, end, " encountered at batch ");
-      detail::append_int(out, end, step_);
-      detail::append_text(out, end, ". Loss value: ");
-      detail::append_python_non_finite(out, end, value);  // value is NaN or infinite here
-      detail::append_text(out, end, ". Terminating training immediately.");
-      detail::fail<RuntimeError>(static_cast<const char*>(line));
+      line.append("NaN or Inf ").append(Tensor.view()).append(" encountered at batch ");
+      line.append(step_).append(". Loss value: ");
+      // value is NaN or infinite here
+      detail::append_python_non_finite(line.cursor(), line.end(), value);
+      line.append(". Terminating training immediately.");
+      detail::fail<RuntimeError>(line.c_str());
     }
-    detail::append_text(out, end, "Batch ");
-    detail::append_int(out, end, step_);
-    detail::append_text(out, end, ": Invalid ");
-    detail::append_text(out, end, Tensor.view());
-    detail::append_text(out, end, ", terminating training");
-    logger_.log(Severity::warning, std::string_view(line, static_cast<std::size_t>(out - line)));
+    line.append("Batch ").append(step_).append(": Invalid ").append(Tensor.view());
+    line.append(", terminating training");
+    logger_.log(Severity::warning, line.view());
     ctx.request_stop();
   }
 

@@ -13,6 +13,7 @@
 #include "hookfuse/config.hpp"
 #include "hookfuse/detail/check.hpp"
 #include "hookfuse/detail/format.hpp"
+#include "hookfuse/detail/log_line.hpp"
 #include "hookfuse/fixed_string.hpp"
 #include "hookfuse/hooks/resumable_state.hpp"
 #include "hookfuse/hooks/session_run_hook.hpp"
@@ -71,17 +72,11 @@ class TimerStopHook {
     if (elapsed < seconds_) return;
     stopped_at_ = ctx.global_step();
     ctx.request_stop();
-    char line[HOOKFUSE_LOG_LINE_CAPACITY];
-    char* out = line;
-    char* const end = line + sizeof line;
-    detail::append_text(out, end, "Timed stopping at step ");
-    detail::append_int(out, end, *stopped_at_);
-    detail::append_text(out, end, ": ");
-    detail::append_fixed(out, end, elapsed, 3);
-    detail::append_text(out, end, " sec elapsed, limit ");
-    detail::append_fixed(out, end, seconds_, 3);
-    detail::append_text(out, end, " sec.");
-    logger_.log(Severity::info, std::string_view(line, static_cast<std::size_t>(out - line)));
+    detail::LogLine<> line;
+    line.append("Timed stopping at step ").append(*stopped_at_).append(": ");
+    line.append_fixed(elapsed, 3).append(" sec elapsed, limit ");
+    line.append_fixed(seconds_, 3).append(" sec.");
+    logger_.log(Severity::info, line.view());
   }
 
   /// The global step (after its run) at which the time ran out, if it did.

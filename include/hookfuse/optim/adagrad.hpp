@@ -16,7 +16,7 @@ namespace hookfuse {
 ///   accum = accum + g * g        slot "<var>/Adagrad", starts at initial_accumulator_value
 ///   v -= learning_rate * g / sqrt(accum)
 /// Never fused into the backward pass.
-class AdagradOptimizer {
+class AdagradOptimizer : public detail::SlotOptimizerBase<AdagradOptimizer> {
  public:
   using slot_names = SlotNames<"Adagrad">;
   using non_slot_names = SlotNames<>;
@@ -32,19 +32,9 @@ class AdagradOptimizer {
         initial_accumulator_value_);
   }
 
-  /// The train op (see GradientDescentOptimizer::minimize); `loss` must be [1, 1].
-  template <Operand L>
-  auto minimize(L&& loss, GlobalStep& global_step) const {
-    return hookfuse::minimize(*this, std::forward<L>(loss), global_step);
-  }
-
   template <class S>
   S initial_slot_value(std::size_t) const {
     return static_cast<S>(initial_accumulator_value_);
-  }
-  template <class S>
-  S initial_non_slot_value(std::size_t) const {
-    return S(0);
   }
 
   /// One variable's update (formula above).

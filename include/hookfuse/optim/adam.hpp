@@ -21,7 +21,7 @@ namespace hookfuse {
 /// loss's dtype), which start at beta1 and beta2 and are multiplied by them after every step's
 /// updates (TF's _finish). All are saved in checkpoints under these names.
 /// Never fused into the backward pass (the update is not linear in the gradient).
-class AdamOptimizer {
+class AdamOptimizer : public detail::SlotOptimizerBase<AdamOptimizer> {
  public:
   using slot_names = SlotNames<"Adam", "Adam_1">;
   using non_slot_names = SlotNames<"beta1_power", "beta2_power">;
@@ -41,16 +41,6 @@ class AdamOptimizer {
                                  "epsilon", "finite and >= 0", epsilon_);
   }
 
-  /// The train op (see GradientDescentOptimizer::minimize); `loss` must be [1, 1].
-  template <Operand L>
-  auto minimize(L&& loss, GlobalStep& global_step) const {
-    return hookfuse::minimize(*this, std::forward<L>(loss), global_step);
-  }
-
-  template <class S>
-  S initial_slot_value(std::size_t) const {
-    return S(0);
-  }
   /// beta1_power starts at beta1, beta2_power at beta2.
   template <class S>
   S initial_non_slot_value(std::size_t k) const {

@@ -15,20 +15,12 @@ namespace hookfuse {
 /// Mirrors tf.compat.v1.train.GradientDescentOptimizer(learning_rate).
 /// The learning rate is kept as host_float (double; float in embedded builds) and converted to
 /// each variable's scalar type (float or double) on use.
-class GradientDescentOptimizer {
+class GradientDescentOptimizer : public detail::OptimizerBase<GradientDescentOptimizer> {
  public:
   /// Throws std::invalid_argument unless learning_rate is finite and >= 0.
   explicit GradientDescentOptimizer(double learning_rate)
       : learning_rate_(static_cast<host_float>(learning_rate)) {
     detail::check_learning_rate("GradientDescentOptimizer", learning_rate_);
-  }
-
-  /// Builds the train op: each run computes d loss / d v for every Variable the loss depends on,
-  /// applies the update (folded into the backward pass when no hook reads the gradient, see
-  /// docs/hooks.md), and adds one to `global_step`. `loss` must be a [1, 1] tensor.
-  template <Operand L>
-  auto minimize(L&& loss, GlobalStep& global_step) const {
-    return hookfuse::minimize(*this, std::forward<L>(loss), global_step);
   }
 
   /// Applies one update to a variable from its gradient (tf's apply_gradients for one pair).

@@ -25,7 +25,7 @@ namespace hookfuse {
 /// added straight into it (the gradient is never stored), and v -= learning_rate * accum
 /// follows. With use_nesterov the update needs g itself: every gradient is stored and applied
 /// after the backward pass.
-class MomentumOptimizer {
+class MomentumOptimizer : public detail::SlotOptimizerBase<MomentumOptimizer> {
  public:
   using slot_names = SlotNames<"Momentum">;
   using non_slot_names = SlotNames<>;
@@ -38,21 +38,6 @@ class MomentumOptimizer {
     detail::check_learning_rate("MomentumOptimizer", learning_rate_);
     detail::check_argument(std::isfinite(momentum_) && momentum_ >= 0, "MomentumOptimizer",
                                  "momentum", "finite and >= 0", momentum_);
-  }
-
-  /// The train op (see GradientDescentOptimizer::minimize); `loss` must be [1, 1].
-  template <Operand L>
-  auto minimize(L&& loss, GlobalStep& global_step) const {
-    return hookfuse::minimize(*this, std::forward<L>(loss), global_step);
-  }
-
-  template <class S>
-  S initial_slot_value(std::size_t) const {
-    return S(0);
-  }
-  template <class S>
-  S initial_non_slot_value(std::size_t) const {
-    return S(0);
   }
 
   /// One variable's update (formula above). `value`, `grad` and the slot are [R, C].

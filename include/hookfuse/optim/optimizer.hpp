@@ -24,7 +24,9 @@
 // Every optimizer has `learning_rate()` and `set_learning_rate(double)`: the learning rate is
 // read at each update, so a hook may change it between steps (a schedule). The built-in ones
 // keep it and their other hyperparameters as host_float (double; float in embedded builds, so
-// that a float model's update has no double in it) and check the value they keep.
+// that a float model's update has no double in it) and check the value they keep. They share
+// `minimize` through detail::OptimizerBase, and the slots' initial value 0 through
+// detail::SlotOptimizerBase (end of this file).
 //
 // Momentum (fused without Nesterov), Adam, RMSProp (plain and centered) and Adagrad have TF1's
 // formulas, defaults and slot names, and are saved and restored with the session's checkpoint
@@ -132,5 +134,36 @@ auto minimize(const Opt& optimizer, L&& loss, GlobalStep& global_step) {
                 "hookfuse: minimize() needs a scalar ([1, 1]) loss, e.g. reduce_mean(...)");
   return TrainOp<E, Opt>{as_expr(std::forward<L>(loss)), optimizer, &global_step, 1};
 }
+
+namespace detail {
+/// `minimize` for every built-in optimizer (a CRTP base without data: D is the optimizer).
+template <class D>
+class OptimizerBase {
+ public:
+  /// Builds the train op: each run computes d loss / d v for every Variable the loss depends on,
+  /// applies the update (folded into the backward pass when no hook reads the gradient, see
+  /// docs/hooks.md), and adds one to `global_step`. `loss` must be a [1, 1] tensor.
+  template <Operand L>
+  auto minimize(L&& loss, GlobalStep& global_step) const {
+    return hookfuse::minimize(static_cast<const D&>(*this), std::forward<L>(loss), global_step);
+  }
+};
+
+/// OptimizerBase and the initial values of an optimizer with slots (SlotOptimizer): every slot
+/// and non-slot starts at 0 unless D declares its own initial_slot_value or
+/// initial_non_slot_value (which hides this one).
+template <class D>
+class SlotOptimizerBase : public OptimizerBase<D> {
+ public:
+  template <class S>
+  S initial_slot_value(std::size_t) const {
+    return S(0);
+  }
+  template <class S>
+  S initial_non_slot_value(std::size_t) const {
+    return S(0);
+  }
+};
+}  // namespace detail
 
 }  // namespace hookfuse

@@ -38,7 +38,7 @@ namespace hookfuse {
 /// load the mean gradient as the momentum). Never fused into the backward pass (the update is
 /// not linear in the gradient). Constructor errors: std::invalid_argument naming the argument.
 template <bool Centered = false>
-class RMSPropOptimizer {
+class RMSPropOptimizer : public detail::SlotOptimizerBase<RMSPropOptimizer<Centered>> {
  public:
   using slot_names = std::conditional_t<Centered, SlotNames<"RMSProp", "RMSProp_1", "RMSProp_2">,
                                         SlotNames<"RMSProp", "RMSProp_1">>;
@@ -72,20 +72,10 @@ class RMSPropOptimizer {
                                  "epsilon", "finite and >= 0", epsilon_);
   }
 
-  /// The train op (see GradientDescentOptimizer::minimize); `loss` must be [1, 1].
-  template <Operand L>
-  auto minimize(L&& loss, GlobalStep& global_step) const {
-    return hookfuse::minimize(*this, std::forward<L>(loss), global_step);
-  }
-
   /// The mean square starts at 1, the mean gradient and the momentum at 0.
   template <class S>
   S initial_slot_value(std::size_t k) const {
     return k == ms_slot ? S(1) : S(0);
-  }
-  template <class S>
-  S initial_non_slot_value(std::size_t) const {
-    return S(0);
   }
 
   /// One variable's update (formula above); coefficient-wise Eigen expressions, no temporary.
