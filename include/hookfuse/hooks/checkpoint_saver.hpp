@@ -57,6 +57,7 @@
 #include "hookfuse/errors.hpp"
 #include "hookfuse/hooks/checkpoint_variables.hpp"
 #include "hookfuse/io/restore_fallback.hpp"
+#include "hookfuse/io/saver_options.hpp"
 
 namespace hookfuse {
 
@@ -68,25 +69,9 @@ concept CheckpointSaver = requires(S& saver, VariableList vars, std::string_view
   { saver.restore_latest(vars, path) } -> std::convertible_to<std::optional<std::string>>;
 };
 
-/// What a session tells a saver it makes: TensorFlow's Saver(max_to_keep=5,
-/// keep_checkpoint_every_n_hours=10000.0). max_to_keep: how many recent checkpoints are kept
-/// (0 or less keeps every file, as TF's None or 0). restore_fallback: what restore_latest does
-/// when the newest checkpoint listed has lost files or fails its checks (io::RestoreFallback:
-/// an error by default; newest_intact, not in TensorFlow, restores the newest intact one).
-/// sharded: TensorFlow's Saver(sharded=True): each checkpoint is written as num_shards data
-/// files "P.data-0000K-of-0000N" (at most one per variable), variable i in shard i mod N,
-/// through TensorFlow's temporary "P_temp/part-..." bundles and their merge
-/// (docs/checkpoints.md, "Sharded save"). save_relative_paths: TensorFlow's
-/// Saver(save_relative_paths=True): the state file names checkpoints relative to its directory
-/// even when the directory is given absolute (by default TF1's Saver writes them absolute then).
-struct SaverOptions {
-  int max_to_keep = 5;
-  double keep_checkpoint_every_n_hours = 10000.0;
-  io::RestoreFallback restore_fallback = io::RestoreFallback::none;
-  bool sharded = false;
-  int num_shards = 2;
-  bool save_relative_paths = false;
-};
+/// What a session tells a saver it makes: io::SaverOptions (hookfuse/io/saver_options.hpp),
+/// TensorFlow's Saver(max_to_keep=5, keep_checkpoint_every_n_hours=10000.0, ...).
+using SaverOptions = io::SaverOptions;
 
 namespace io {
 template <class>

@@ -5,6 +5,7 @@
 // MonitoredTrainingSession makes a tf.compat.v1.train.Saver.
 //
 //     io::Saver saver(/*max_to_keep=*/2, /*keep_checkpoint_every_n_hours=*/10000.0);
+//     io::Saver sharded(io::SaverOptions{.max_to_keep = 2, .sharded = true});
 //     saver.restore_latest(vars, "run");            // after a restart: values, step, history
 //     saver.save(vars, "run/model.ckpt", 100);      // run/model.ckpt-100.{index,data-...}
 //
@@ -26,6 +27,7 @@
 #pragma once
 
 #include "hookfuse/io/detail/basic_saver.hpp"
+#include "hookfuse/io/saver_options.hpp"  // io::SaverOptions
 
 namespace hookfuse::io {
 

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <boost/hana/tuple.hpp>
-#include <functional>
 #include <string_view>
 #include <type_traits>
 #include <utility>

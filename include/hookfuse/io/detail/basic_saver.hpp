@@ -41,6 +41,7 @@
 #include "hookfuse/io/errors.hpp"
 #include "hookfuse/io/init_from_checkpoint.hpp"
 #include "hookfuse/io/restore_fallback.hpp"
+#include "hookfuse/io/saver_options.hpp"
 #include "hookfuse/logging.hpp"
 
 namespace hookfuse::io {
