@@ -5,6 +5,9 @@
 // plain in-process session on the whole global batch, with no MPI in it: the comparison does
 // not depend on the averaging code. Its own main(): MPI is initialised around Catch2's session.
 #define CATCH_CONFIG_RUNNER
+#define HOOKFUSE_DEFINE_ALLOC_COUNTER
+#include "../alloc_counter.hpp"  // before any Eigen header
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -192,6 +195,23 @@ TEST_CASE("mpi: 2 ranks x batch 16 equal 1 process x batch 32 after 100 steps, M
 TEST_CASE("mpi: 2 ranks x batch 16 equal 1 process x batch 32 after 100 steps, Adam",
           "[mpi]") {
   check_equivalence([] { return hf::AdamOptimizer(0.01); });
+}
+
+TEST_CASE("mpi: AverageGradientsHook allocates on the first step only", "[mpi]") {
+  const hd::Communicator& comm = *g_comm;
+  REQUIRE(comm.size() == 2);
+  INFO("rank " << comm.rank());
+  Mlp m;
+  hf::MonitoredTrainingSession s(hf::AdamOptimizer(0.01).minimize(m.loss(), m.gs),
+                                 hf::caller_feeds(16), hf::hooks(hd::AverageGradientsHook(comm)));
+  const auto first = hookfuse_test::allocations_of([&] { run_rows(s, 0, comm.rank() * 16, 16); });
+  const auto later = hookfuse_test::allocations_of([&] {
+    for (int t = 1; t < 20; ++t) run_rows(s, t, comm.rank() * 16, 16);
+  });
+  CHECK(first.news > 0);  // the two buffers (the counter sees them)
+  CHECK(later.news == 0);
+  CHECK(later.eigen_mallocs == 0);
+  CHECK(s.hook<hd::AverageGradientsHook>().steps() == 20);
 }
 
 TEST_CASE("mpi: BroadcastGlobalVariablesHook starts every rank from rank 0's variables",
