@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(g++ cmake make libeigen3-dev libboost-dev catch2 libbenchmark-dev zlib1g-dev
           libfmt-dev libcli11-dev nlohmann-json3-dev dataset-fashion-mnist
           libleveldb-dev libsnappy-dev libprotozero-dev protobuf-compiler
+          libopenmpi-dev openmpi-bin
           python3 python3-matplotlib python3-numpy)
 
 missing=()
