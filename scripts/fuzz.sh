@@ -12,7 +12,8 @@
 #
 # `scripts/fuzz.sh --install-only` installs clang-14 and libclang-rt-14-dev (libFuzzer and the
 # sanitizer runtimes; apt, as root) and nothing else; a normal run installs them when missing.
-# Not part of .ci/run. $FUZZ_JOBS sets the build's parallelism (default 1).
+# .ci/run runs every target for a short time (its fuzz stage). $FUZZ_JOBS sets the build's
+# parallelism (default 1); $FUZZ_TARGETS (space-separated names) runs only those targets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -45,8 +46,19 @@ fi
 scripts/install-deps.sh >/dev/null
 
 # --- build -----------------------------------------------------------------------------------
-targets=(fuzz_checkpoint_index fuzz_checkpoint_data fuzz_checkpoint_state fuzz_event_file
-         fuzz_safetensors fuzz_idx fuzz_idx_gzip)
+all_targets=(fuzz_checkpoint_index fuzz_checkpoint_data fuzz_checkpoint_state fuzz_event_file
+             fuzz_safetensors fuzz_idx fuzz_idx_gzip)
+if [ -n "${FUZZ_TARGETS:-}" ]; then
+  read -r -a targets <<<"$FUZZ_TARGETS"
+  for t in "${targets[@]}"; do
+    case " ${all_targets[*]} " in
+      *" $t "*) ;;
+      *) echo "fuzz.sh: FUZZ_TARGETS: unknown target '$t' (known: ${all_targets[*]})" >&2; exit 2 ;;
+    esac
+  done
+else
+  targets=("${all_targets[@]}")
+fi
 cmake -S . -B "$build" -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=Debug \
   -DHOOKFUSE_FUZZ=ON -DHOOKFUSE_BUILD_TESTS=OFF -DHOOKFUSE_BUILD_EXAMPLES=OFF \
   -DHOOKFUSE_BUILD_BENCHMARKS=OFF >/dev/null
@@ -56,7 +68,7 @@ cmake --build "$build" -j"$jobs" --target "${targets[@]}"
 fixtures=${HOOKFUSE_FIXTURES_DIR:-$root/../shared/fixtures}
 corpora=$(mktemp -d "${TMPDIR:-/tmp}/hookfuse-fuzz-corpus.XXXXXX")
 trap 'rm -rf "$corpora"' EXIT
-for t in "${targets[@]}"; do mkdir -p "$corpora/$t"; done
+for t in "${all_targets[@]}"; do mkdir -p "$corpora/$t"; done
 
 # copy_seeds TARGET FILE...: the files that exist, under numbered names.
 copy_seeds() {

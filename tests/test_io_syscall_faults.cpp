@@ -1,5 +1,5 @@
 // The errors of docs/errors.md that only a failing system call provokes: an open, fstat, read,
-// pread, fsync, close, write or rename refused, and a file that shrinks between the size check
+// pread, fsync, close, write, rename or renameat2 refused, and a file that shrinks between the size check
 // and the read. This executable defines those libc functions itself (symbol interposition, as
 // the LD_PRELOAD shim tests/kill/fault_shim.c does for whole programs): each passes the call on
 // to libc (dlsym RTLD_NEXT) unless a test armed a fault (FaultPlan) for that kind of call on a
@@ -43,7 +43,7 @@ using hookfuse_test::write_bytes;
 
 namespace {
 
-enum class Call { none, open, fopen, fstat, read, pread, write, fsync, close, rename };
+enum class Call { none, open, fopen, fstat, read, pread, write, fsync, close, rename, renameat2 };
 
 /// The one fault armed at a time: the `nth` call of kind `call` on a path containing `part`
 /// (ending with it when `suffix`) fails with `err`, or, with `shrink_to` >= 0, first truncates
@@ -192,6 +192,14 @@ int rename(const char* from, const char* to) noexcept {
   if (fault(Call::rename, from)) return -1;
   static const auto next = real<int (*)(const char*, const char*)>("rename");
   return next(from, to);
+}
+
+int renameat2(int from_dir, const char* from, int to_dir, const char* to,
+              unsigned int flags) noexcept {
+  if (fault(Call::renameat2, from)) return -1;
+  static const auto next =
+      real<int (*)(int, const char*, int, const char*, unsigned int)>("renameat2");
+  return next(from_dir, from, to_dir, to, flags);
 }
 
 }  // extern "C"
@@ -490,6 +498,48 @@ TEST_CASE("an exporter's failures name the file or both directories and leave no
   CHECK_FALSE(fs::exists(exports / "5"));
   CHECK(hookfuse::detail::write_export(exports, ckpt.string(), r) == (exports / "5").string());
   CHECK(fs::exists(exports / "5" / "eval_result.json"));
+}
+
+TEST_CASE("an export of a step exported before replaces it whole, never removing it first") {
+  ScratchDir dir;
+  const fs::path ckpt = dir / "model.ckpt-5";
+  make_bundle(ckpt);
+  const fs::path exports = dir / "export";
+  const fs::path final_dir = exports / "5";
+  const auto loss_in = [&](const fs::path& d) {
+    const std::string json = file_bytes(d / "eval_result.json");
+    const auto at = json.find("\"loss\": ");
+    REQUIRE(at != std::string::npos);
+    return std::stof(json.substr(at + 8));
+  };
+  const auto write = [&](float loss) {
+    return hookfuse::detail::write_export(
+        exports, ckpt.string(), hookfuse::EvalResult{.global_step = 5, .metrics = {{"loss", loss}}});
+  };
+  CHECK(write(0.5f) == final_dir.string());
+  CHECK(write(0.25f) == final_dir.string());  // exchanged with the first, which is removed
+  CHECK(loss_in(final_dir) == 0.25f);
+  CHECK(names_in(exports) == std::vector<std::string>{"5"});
+  {
+    // The exchange fails: the error names both directories; the old export stays, whole.
+    Arm arm({.call = Call::renameat2, .part = "temp-5", .suffix = true});
+    CHECK(error_of<io::IoError>([&] { (void)write(0.125f); }) ==
+          "cannot rename " + (exports / "temp-5").string() + " to " + final_dir.string() + ": " +
+              kEio);
+    CHECK(arm.fired());
+  }
+  CHECK(loss_in(final_dir) == 0.25f);
+  CHECK(fs::exists(final_dir / "variables" / "variables.index"));
+  CHECK(names_in(exports) == std::vector<std::string>{"5"});
+  {
+    // A file system without RENAME_EXCHANGE (EINVAL): the old export is renamed aside, the new
+    // one into place, and the old one removed.
+    Arm arm({.call = Call::renameat2, .part = "temp-5", .suffix = true, .err = EINVAL});
+    CHECK(write(0.125f) == final_dir.string());
+    CHECK(arm.fired());
+  }
+  CHECK(loss_in(final_dir) == 0.125f);
+  CHECK(names_in(exports) == std::vector<std::string>{"5"});
 }
 
 TEST_CASE("merge_bundles: a failure after the data renames moves them back to the inputs") {

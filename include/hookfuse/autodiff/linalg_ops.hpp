@@ -6,6 +6,7 @@
 #include "hookfuse/autodiff/expr.hpp"
 #include "hookfuse/autodiff/target.hpp"
 #include "hookfuse/config.hpp"
+#include "hookfuse/detail/compile_error.hpp"
 
 namespace hookfuse {
 namespace detail {
@@ -144,27 +145,77 @@ struct CwiseMulOp {
   };
 };
 
+/// Appends "[rows, cols]", an unknown (Dynamic) dimension as "?" (as TensorFlow prints it).
+constexpr void append_dims(message_text& m, Dims d) {
+  m << "[";
+  if (d.rows == Dynamic) m << "?"; else m << static_cast<std::size_t>(d.rows);
+  m << ", ";
+  if (d.cols == Dynamic) m << "?"; else m << static_cast<std::size_t>(d.cols);
+  m << "]";
+}
+
+/// Fails to compile when `Op` does not accept operands of compile-time dims `A` and `B`, with an
+/// error that names the operation, both shapes and the rule: the first error, in plain text
+/// (compile_error.hpp), instead of the static assertion in Node. Returns whether they fit.
+template <class Op, Dims A, Dims B>
+constexpr bool check_operand_dims() {
+  constexpr bool ok = Op::valid(A, B);
+  if constexpr (!ok) {
+    constexpr message_text m = [] {
+      message_text t;
+      if constexpr (std::is_same_v<Op, MatMulOp>) t << "matmul(a, b)";
+      else if constexpr (std::is_same_v<Op, AddOp<1>>) t << "add (a + b)";
+      else if constexpr (std::is_same_v<Op, AddOp<-1>>) t << "subtract (a - b)";
+      else t << "multiply (a * b)";
+      t << " of shapes ";
+      append_dims(t, A);
+      t << " and ";
+      append_dims(t, B);
+      if constexpr (std::is_same_v<Op, MatMulOp>)
+        t << ": a's columns must equal b's rows ([r, k] x [k, c], as tf.matmul)";
+      else if constexpr (std::is_same_v<Op, CwiseMulOp>)
+        t << ": `*` of two tensors is elementwise and needs one shape (tf.multiply, no "
+             "broadcasting); to scale by a number, write `x * s` with s of the tensor's scalar "
+             "type";
+      else
+        t << ": the shapes must be equal, or one of them [1, c] with the other's c columns "
+             "(broadcast over the rows, as tf.nn.bias_add)";
+      return t;
+    }();
+    (void)raise_compile_error<message_string<m.size>(m)>::value;
+  }
+  return ok;
+}
+
 }  // namespace detail
 
 /// Matrix product [r, k] x [k, c] -> [r, c], like tf.matmul. Rows of `a` are the batch.
 template <Operand A, Operand B>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto matmul(A&& a, B&& b) {
-  return node_t<detail::MatMulOp, A, B>{{}, {}, {static_cast<A&&>(a), static_cast<B&&>(b)}};
+  if constexpr (detail::check_operand_dims<detail::MatMulOp, expr_t<A>::dims,
+                                           expr_t<B>::dims>())
+    return node_t<detail::MatMulOp, A, B>{{}, {}, {static_cast<A&&>(a), static_cast<B&&>(b)}};
 }
 /// a + b, like tf.add; a [1, c] operand is broadcast over the rows of the other (tf.nn.bias_add).
 template <Operand A, Operand B>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto add(A&& a, B&& b) {
-  return node_t<detail::AddOp<1>, A, B>{{}, {}, {static_cast<A&&>(a), static_cast<B&&>(b)}};
+  if constexpr (detail::check_operand_dims<detail::AddOp<1>, expr_t<A>::dims,
+                                           expr_t<B>::dims>())
+    return node_t<detail::AddOp<1>, A, B>{{}, {}, {static_cast<A&&>(a), static_cast<B&&>(b)}};
 }
 /// a - b, like tf.subtract, with the same broadcast as `add`.
 template <Operand A, Operand B>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto subtract(A&& a, B&& b) {
-  return node_t<detail::AddOp<-1>, A, B>{{}, {}, {static_cast<A&&>(a), static_cast<B&&>(b)}};
+  if constexpr (detail::check_operand_dims<detail::AddOp<-1>, expr_t<A>::dims,
+                                           expr_t<B>::dims>())
+    return node_t<detail::AddOp<-1>, A, B>{{}, {}, {static_cast<A&&>(a), static_cast<B&&>(b)}};
 }
 /// Elementwise a * b of one shape, like tf.multiply.
 template <Operand A, Operand B>
 HOOKFUSE_PER_ENTRY_INLINE constexpr auto multiply(A&& a, B&& b) {
-  return node_t<detail::CwiseMulOp, A, B>{{}, {}, {static_cast<A&&>(a), static_cast<B&&>(b)}};
+  if constexpr (detail::check_operand_dims<detail::CwiseMulOp, expr_t<A>::dims,
+                                           expr_t<B>::dims>())
+    return node_t<detail::CwiseMulOp, A, B>{{}, {}, {static_cast<A&&>(a), static_cast<B&&>(b)}};
 }
 
 /// Operators on model operands, as on TensorFlow tensors: `x * 0.5f`, `w + b`, `x - y`, where a

@@ -15,10 +15,13 @@
 // an export directory named by a number is always complete.
 #pragma once
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -125,9 +128,45 @@ void export_tensor(const io::CheckpointReader& reader, const io::BundleEntry& e,
                                             std::span<const std::byte>(held.back())});
 }
 
+/// Moves the complete directory `temp` to `final_dir`. When `final_dir` exists (a step exported
+/// again), the two are exchanged in one step (Linux renameat2 RENAME_EXCHANGE) and the old
+/// export, now at `temp`, is removed, so `final_dir` holds a complete export at every instant.
+/// Where the exchange is unsupported (EINVAL, ENOSYS: another kernel or file system), the old
+/// export is renamed to `aside` first and renamed back when the second rename fails. Throws
+/// io::IoError "cannot rename <from> to <to>: <strerror>"; the old export is then in place.
+inline void replace_directory(const std::filesystem::path& temp,
+                              const std::filesystem::path& final_dir,
+                              const std::filesystem::path& aside) {
+  const auto fail_rename = [](const std::filesystem::path& from, const std::filesystem::path& to,
+                              int err) {
+    fail<io::IoError>("cannot rename " + from.string() + " to " + to.string() + ": " +
+                      std::strerror(err));
+  };
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(final_dir, ec))) {
+    if (::rename(temp.c_str(), final_dir.c_str()) != 0) fail_rename(temp, final_dir, errno);
+    return;
+  }
+#if defined(__linux__) && defined(RENAME_EXCHANGE)
+  if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, final_dir.c_str(), RENAME_EXCHANGE) == 0) {
+    std::filesystem::remove_all(temp, ec);  // the old export
+    return;
+  }
+  if (errno != EINVAL && errno != ENOSYS) fail_rename(temp, final_dir, errno);
+#endif
+  std::filesystem::remove_all(aside, ec);
+  if (::rename(final_dir.c_str(), aside.c_str()) != 0) fail_rename(final_dir, aside, errno);
+  if (::rename(temp.c_str(), final_dir.c_str()) != 0) {
+    const int err = errno;
+    (void)::rename(aside.c_str(), final_dir.c_str());
+    fail_rename(temp, final_dir, err);
+  }
+  std::filesystem::remove_all(aside, ec);
+}
+
 /// Writes the export of `checkpoint_path` chosen by `r` to <export_path>/<r.global_step>/ (see
 /// the file comment) and returns that path. A directory already there for the step is
-/// replaced. Errors: the checkpoint reader's (NotFoundError, DataLossError), io::IoError naming
+/// replaced whole (detail::replace_directory): never removed before the new one is complete. Errors: the checkpoint reader's (NotFoundError, DataLossError), io::IoError naming
 /// the path for a file that cannot be written; the temporary <export_path>/temp-<step>/ is then
 /// removed. A template for the reason read_export_result is.
 template <class Json = nlohmann::json>
@@ -190,11 +229,7 @@ std::string write_export(const std::filesystem::path& export_path,
                         std::strerror(errno));
     }
   }
-  std::filesystem::remove_all(final_dir, ec);
-  std::filesystem::rename(temp_dir, final_dir, ec);
-  if (ec)
-    fail<io::IoError>("cannot rename " + temp_dir.string() + " to " + final_dir.string() + ": " +
-                      ec.message());
+  replace_directory(temp_dir, final_dir, export_path / ("old-" + step));
   guard.renamed = true;
   return final_dir.string();
 }
