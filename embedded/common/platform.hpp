@@ -72,3 +72,20 @@ inline void print(std::string_view text) { std::fwrite(text.data(), 1, text.size
 }
 #endif
 #endif
+
+namespace platform {
+
+/// Prints "<name>: <v>\n", `v` as printf's %g; T is float or double (hookfuse::host_float: double
+/// on the host, float on a board). The line is cut at 47 characters.
+template <class T>
+void print_value(std::string_view name, T v) {
+  char line[48];
+  char* out = line;
+  hookfuse::detail::append_text(out, line + sizeof line, name);
+  hookfuse::detail::append_text(out, line + sizeof line, ": ");
+  hookfuse::detail::append_g(out, line + sizeof line, v);
+  hookfuse::detail::append_text(out, line + sizeof line, "\n");
+  print(std::string_view(line, static_cast<std::size_t>(out - line)));
+}
+
+}  // namespace platform

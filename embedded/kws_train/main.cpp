@@ -172,16 +172,6 @@ double tensor_bytes(const List& variables) {
   return bytes;
 }
 
-void print_value(std::string_view name, double v) {
-  char line[48];
-  char* out = line;
-  hf::detail::append_text(out, line + sizeof line, name);
-  hf::detail::append_text(out, line + sizeof line, ": ");
-  hf::detail::append_g(out, line + sizeof line, v);
-  hf::detail::append_text(out, line + sizeof line, "\n");
-  platform::print(std::string_view(line, static_cast<std::size_t>(out - line)));
-}
-
 }  // namespace
 
 int main() {
@@ -221,14 +211,14 @@ int main() {
   }
   const double test_accuracy = correct / kTestExamples;
 
-  print_value("first_loss", record.first);
-  print_value("last_loss", record.last);
-  print_value("test_accuracy", test_accuracy);
-  print_value("parameter_bytes", tensor_bytes(hf::graph_variables(graph)));
-  print_value("optimizer_state_bytes",
-              tensor_bytes(session.optimizer_slots().checkpoint_variables()));
+  platform::print_value("first_loss", record.first);
+  platform::print_value("last_loss", record.last);
+  platform::print_value("test_accuracy", test_accuracy);
+  platform::print_value("parameter_bytes", tensor_bytes(hf::graph_variables(graph)));
+  platform::print_value("optimizer_state_bytes",
+                        tensor_bytes(session.optimizer_slots().checkpoint_variables()));
 #ifdef EMBEDDED_BARE_METAL
-  print_value("stack_used_bytes", static_cast<double>(hookfuse_stack_high_water()));
+  platform::print_value("stack_used_bytes", static_cast<double>(hookfuse_stack_high_water()));
 #endif
   const bool ok = record.first > 1.0 && test_accuracy >= kMinTestAccuracy;
   platform::print(ok ? "kws_train: PASS\n" : "kws_train: FAIL\n");

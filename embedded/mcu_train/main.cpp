@@ -141,17 +141,6 @@ struct HeapHook {
 #define MCU_TRAIN_EXTRA_HOOKS
 #endif
 
-// "<name>: <v>\n", v as printf's %g (a host_float: double on the host, float on the board).
-void print_value(std::string_view name, hf::host_float v) {
-  char line[48];
-  char* out = line;
-  hf::detail::append_text(out, line + sizeof line, name);
-  hf::detail::append_text(out, line + sizeof line, ": ");
-  hf::detail::append_g(out, line + sizeof line, v);
-  hf::detail::append_text(out, line + sizeof line, "\n");
-  platform::print(std::string_view(line, static_cast<std::size_t>(out - line)));
-}
-
 }  // namespace
 
 int main() {
@@ -193,11 +182,12 @@ int main() {
   }
   const hf::host_float train_accuracy = correct / kExamples;
 
-  print_value("first_loss", record.first);
-  print_value("last_loss", record.last);
-  print_value("train_accuracy", train_accuracy);
+  platform::print_value("first_loss", record.first);
+  platform::print_value("last_loss", record.last);
+  platform::print_value("train_accuracy", train_accuracy);
 #ifdef EMBEDDED_BARE_METAL
-  print_value("stack_used_bytes", static_cast<hf::host_float>(hookfuse_stack_high_water()));
+  platform::print_value("stack_used_bytes",
+                        static_cast<hf::host_float>(hookfuse_stack_high_water()));
 #endif
   const bool ok = record.first > hf::host_float(1.0) && record.last < hf::host_float(0.1) &&
                   train_accuracy >= hf::host_float(0.95);
