@@ -9,7 +9,8 @@
 //
 // namespace platform holds the hookfuse policies `Logger` ("INFO:hookfuse:<line>", the format
 // of the hosted StderrLogger) and `Clock` (seconds as hookfuse::host_float), `print(text)` (the
-// text as it is, no newline added) and, on a board, `exit(status)` (QEMU exits with `status`).
+// text as it is, no newline added), `print_value(name, v)` (a "<name>: <v>" line) and, on a
+// board, `exit(status)` (QEMU exits with `status`).
 //
 // The file also defines hookfuse::error_handler, where every hookfuse error ends in a build
 // without exceptions: on a board it prints "FATAL:hookfuse:<what>" and exits with status 2
