@@ -60,22 +60,11 @@ check_training() {
   echo "$name: first_loss $first > 1.0, last_loss $last < 0.1, train_accuracy $accuracy >= 0.95"
 }
 
-# run_kws <name> <qemu command...>: runs kws_train under QEMU and checks its exit status, the
-# loss at step 0 above 1.0 and the held-out test accuracy at least 0.9; prints the wall time and
-# the bytes it reports.
-run_kws() {
-  local name=$1 output status t0 first accuracy
-  shift
-  t0=$(date +%s.%N)
-  set +e
-  output=$(timeout 300 "$@" </dev/null 2>&1)
-  status=$?
-  set -e
-  printf '%s\n' "$output"
-  if [ $status -ne 0 ]; then
-    echo "edge-check: FAIL: $name exited with status $status" >&2
-    exit 1
-  fi
+# check_kws <name> <output> <t0>: kws_train's lines: the loss at step 0 above 1.0 and the
+# held-out test accuracy at least 0.9; prints the bytes it reports and the wall time since <t0>
+# (`date +%s.%N` before the run).
+check_kws() {
+  local name=$1 output=$2 t0=$3 first accuracy
   first=$(printf '%s\n' "$output" | sed -n 's/^first_loss: //p')
   accuracy=$(printf '%s\n' "$output" | sed -n 's/^test_accuracy: //p')
   if ! awk -v f="$first" -v a="$accuracy" \
@@ -134,6 +123,49 @@ check_resume() {
   echo "$name: corrupted copy refused, resumed run equal bit for bit to the uninterrupted one"
 }
 
+# run_qemu <name> <qemu command...>: one bare-metal ELF, checked and run. <name> is mcu_train,
+# kws_train or mcu_resume, with _<isa> appended on RV32; the ELF is the command's last argument
+# (after -kernel). The command's first word, qemu-system-arm or qemu-system-riscv32, selects the
+# binutils (arm-none-eabi-, riscv64-unknown-elf-) and the flash budget's line
+# (<name>_cortex_m4f on the Cortex-M4F, <name> on RV32).
+#  1. no allocation symbols (check_no_heap), flash within budget (check_size); for mcu_train
+#     also `size`'s table and a step line before the run,
+#  2. the run, under `timeout 300` with stdin from /dev/null, its output printed,
+#  3. the program's checks: exit status 0 and check_training (mcu_train), exit status 0 and
+#     check_kws (kws_train), check_resume (mcu_resume).
+run_qemu() {
+  local name=$1 program=${1%_rv32*} elf=${!#} tools budget platform output status t0
+  shift
+  case $program in
+    mcu_train | kws_train | mcu_resume) ;;
+    *) echo "edge-check: run_qemu: unknown program '$program' (from '$name')" >&2; exit 2 ;;
+  esac
+  if [ "$1" = qemu-system-arm ]; then
+    tools=arm-none-eabi budget=${name}_cortex_m4f platform=Cortex-M4F
+  else
+    tools=riscv64-unknown-elf budget=$name platform="RV32 ${name##*_}"
+  fi
+  check_no_heap "$tools-nm" "$elf"
+  if [ "$program" = mcu_train ]; then "$tools-size" "$elf"; fi
+  check_size "$budget" "$tools-size" "$elf"
+  if [ "$program" = mcu_train ]; then step "$platform: run on $1 $2 $3"; fi
+  t0=$(date +%s.%N)
+  set +e
+  output=$(timeout 300 "$@" </dev/null 2>&1)
+  status=$?
+  set -e
+  printf '%s\n' "$output"
+  if [ "$program" != mcu_resume ] && [ $status -ne 0 ]; then
+    echo "edge-check: FAIL: $name exited with status $status" >&2
+    exit 1
+  fi
+  case $program in
+    mcu_train) check_training "$name" "$output" ;;
+    kws_train) check_kws "$name" "$output" "$t0" ;;
+    mcu_resume) check_resume "$name" "$status" "$output" ;;
+  esac
+}
+
 # --- 1. toolchains ---------------------------------------------------------------------------
 scripts/install-deps.sh
 packages=(gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib libnewlib-arm-none-eabi
@@ -160,24 +192,10 @@ fi
 step "Cortex-M4F: build mcu_train"
 cmake -S embedded -B "$build/mcu" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchain-cortex-m4.cmake"
 cmake --build "$build/mcu" --target mcu_train   # also runs check_no_heap.cmake after linking
-elf=$build/mcu/mcu_train.elf
+mps2=(qemu-system-arm -M mps2-an386 -nographic -semihosting -kernel)
 
 step "Cortex-M4F: no allocation symbols, flash budget"
-check_no_heap arm-none-eabi-nm "$elf"
-arm-none-eabi-size "$elf"
-check_size mcu_train_cortex_m4f arm-none-eabi-size "$elf"
-
-step "Cortex-M4F: run on qemu-system-arm -M mps2-an386"
-set +e
-output=$(timeout 300 qemu-system-arm -M mps2-an386 -nographic -semihosting -kernel "$elf" 2>&1)
-status=$?
-set -e
-printf '%s\n' "$output"
-if [ $status -ne 0 ]; then
-  echo "edge-check: FAIL: mcu_train exited with status $status" >&2
-  exit 1
-fi
-check_training mcu_train "$output"
+run_qemu mcu_train "${mps2[@]}" "$build/mcu/mcu_train.elf"
 
 step "Cortex-M4F: a std::vector in a hook must fail to link"
 set +e
@@ -198,21 +216,10 @@ echo "mcu_train_heap_hook fails to link, as it must"
 step "Cortex-M4F: kws_train: build, no allocation symbols, flash budget, run"
 # kws_train and mcu_resume in one build (-j2); each link runs check_no_heap.cmake.
 cmake --build "$build/mcu" --target kws_train mcu_resume -j"$jobs"
-elf=$build/mcu/kws_train.elf
-check_no_heap arm-none-eabi-nm "$elf"
-check_size kws_train_cortex_m4f arm-none-eabi-size "$elf"
-run_kws kws_train qemu-system-arm -M mps2-an386 -nographic -semihosting -kernel "$elf"
+run_qemu kws_train "${mps2[@]}" "$build/mcu/kws_train.elf"
 
 step "Cortex-M4F: mcu_resume (checkpoint in a byte array, reset, restore)"
-elf=$build/mcu/mcu_resume.elf
-check_no_heap arm-none-eabi-nm "$elf"
-check_size mcu_resume_cortex_m4f arm-none-eabi-size "$elf"
-set +e
-output=$(timeout 300 qemu-system-arm -M mps2-an386 -nographic -semihosting -kernel "$elf" 2>&1)
-status=$?
-set -e
-printf '%s\n' "$output"
-check_resume mcu_resume "$status" "$output"
+run_qemu mcu_resume "${mps2[@]}" "$build/mcu/mcu_resume.elf"
 
 # --- 3. RV32 ----------------------------------------------------------------------------------
 # Both ISAs in one build tree (one compile each, in parallel with -j2). The soft-float variant
@@ -221,55 +228,19 @@ check_resume mcu_resume "$status" "$output"
 step "RV32: build mcu_train for rv32imac and rv32imafc"
 cmake -S embedded -B "$build/riscv" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchain-riscv32.cmake"
 cmake --build "$build/riscv" -j"$jobs"   # also runs check_no_heap.cmake after each link
-for isa in rv32imac rv32imafc; do
-  elf=$build/riscv/mcu_train_$isa.elf
-  step "RV32 $isa: no allocation symbols, flash budget"
-  check_no_heap riscv64-unknown-elf-nm "$elf"
-  riscv64-unknown-elf-size "$elf"
-  check_size "mcu_train_$isa" riscv64-unknown-elf-size "$elf"
-
-  step "RV32 $isa: run on qemu-system-riscv32 -M virt"
-  cpu=rv32
-  [ "$isa" = rv32imac ] && cpu=rv32,f=false,d=false
-  set +e
-  output=$(timeout 300 qemu-system-riscv32 -M virt -cpu "$cpu" -bios none -nographic \
-             -kernel "$elf" </dev/null 2>&1)
-  status=$?
-  set -e
-  printf '%s\n' "$output"
-  if [ $status -ne 0 ]; then
-    echo "edge-check: FAIL: mcu_train_$isa exited with status $status" >&2
-    exit 1
-  fi
-  check_training "mcu_train_$isa" "$output"
-done
-
-# kws_train_<isa>.elf: built above with the rest of the RV32 tree.
-for isa in rv32imac rv32imafc; do
-  step "RV32 $isa: kws_train: no allocation symbols, flash budget, run"
-  elf=$build/riscv/kws_train_$isa.elf
-  check_no_heap riscv64-unknown-elf-nm "$elf"
-  check_size "kws_train_$isa" riscv64-unknown-elf-size "$elf"
-  cpu=rv32
-  [ "$isa" = rv32imac ] && cpu=rv32,f=false,d=false
-  run_kws "kws_train_$isa" qemu-system-riscv32 -M virt -cpu "$cpu" -bios none -nographic \
-    -kernel "$elf"
-done
-
-for isa in rv32imac rv32imafc; do
-  step "RV32 $isa: mcu_resume (checkpoint in a byte array, reset, restore)"
-  elf=$build/riscv/mcu_resume_$isa.elf
-  check_no_heap riscv64-unknown-elf-nm "$elf"
-  check_size "mcu_resume_$isa" riscv64-unknown-elf-size "$elf"
-  cpu=rv32
-  [ "$isa" = rv32imac ] && cpu=rv32,f=false,d=false
-  set +e
-  output=$(timeout 300 qemu-system-riscv32 -M virt -cpu "$cpu" -bios none -nographic \
-             -kernel "$elf" </dev/null 2>&1)
-  status=$?
-  set -e
-  printf '%s\n' "$output"
-  check_resume "mcu_resume_$isa" "$status" "$output"
+# Each program for each ISA (kws_train_<isa>.elf, mcu_resume_<isa>.elf: built above with the
+# rest of the RV32 tree).
+declare -A virt_cpu=([rv32imac]="rv32,f=false,d=false" [rv32imafc]=rv32)
+for program in mcu_train kws_train mcu_resume; do
+  for isa in rv32imac rv32imafc; do
+    case $program in
+      mcu_train) step "RV32 $isa: no allocation symbols, flash budget" ;;
+      kws_train) step "RV32 $isa: kws_train: no allocation symbols, flash budget, run" ;;
+      mcu_resume) step "RV32 $isa: mcu_resume (checkpoint in a byte array, reset, restore)" ;;
+    esac
+    run_qemu "${program}_$isa" qemu-system-riscv32 -M virt -cpu "${virt_cpu[$isa]}" -bios none \
+      -nographic -kernel "$build/riscv/${program}_$isa.elf"
+  done
 done
 
 # --- 4. aarch64 ------------------------------------------------------------------------------

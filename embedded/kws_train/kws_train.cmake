@@ -18,7 +18,7 @@ function(hookfuse_kws_executable name dir script nm size)
   add_executable(${name} "${kws_dir}/main.cpp" "${dir}/startup.c")
   set_target_properties(${name} PROPERTIES SUFFIX ".elf")
   target_include_directories(${name} PRIVATE "${dir}")
-  target_compile_definitions(${name} PRIVATE KWS_TRAIN_BARE_METAL)
+  target_compile_definitions(${name} PRIVATE EMBEDDED_BARE_METAL)
   target_compile_options(${name} PRIVATE ${ARGN})
   target_link_libraries(${name} PRIVATE hookfuse_embedded)
   target_link_options(${name} PRIVATE ${ARGN} "-T${script}" ${kws_memory_flags} -Wl,--gc-sections

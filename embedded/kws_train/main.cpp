@@ -24,67 +24,19 @@
 // the session's checkpoint-variable views) and, on a board, the stack high-water mark; it exits
 // with status 0 only if the loss fell from above 1.0 and the test accuracy is at least 0.9.
 //
-// Built like embedded/mcu_train (whose platform layer this repeats): for the MPS2 AN386 board
-// (KWS_TRAIN_BARE_METAL; output through semihosting), for QEMU's riscv virt board (UART, mtime,
-// test finisher) and for the host (stdout; the host build's ctest runs it).
+// Built like embedded/mcu_train, with its platform layer (embedded/common/platform.hpp): for
+// the MPS2 AN386 board (EMBEDDED_BARE_METAL; output through semihosting), for QEMU's riscv
+// virt board (UART, mtime, test finisher) and for the host (stdout; the host build's ctest runs
+// it).
 #include <cmath>
 #include <cstdint>
 #include <string_view>
 
 #include <hookfuse/hookfuse.hpp>
 
+#include "../common/platform.hpp"
+
 namespace hf = hookfuse;
-
-#if defined(KWS_TRAIN_BARE_METAL) && defined(__riscv)
-#include "virt.hpp"
-
-namespace platform {  // QEMU's riscv virt board: UART, mtime, test finisher
-using Logger = riscv_virt::Logger;
-using Clock = riscv_virt::MtimeClock;
-inline void print(std::string_view text) { riscv_virt::write(text); }
-[[noreturn]] inline void exit(int status) { riscv_virt::exit(status); }
-}  // namespace platform
-#elif defined(KWS_TRAIN_BARE_METAL)
-#include "semihosting.hpp"
-
-namespace platform {  // Cortex-M4F: semihosting, SysTick
-using Logger = semihosting::Logger;
-using Clock = cortex_m::SysTickClock;
-inline void print(std::string_view text) { semihosting::write(text); }
-[[noreturn]] inline void exit(int status) { semihosting::exit(status); }
-}  // namespace platform
-#endif
-
-#ifdef KWS_TRAIN_BARE_METAL
-// Every hookfuse error ends here in a build without exceptions.
-[[noreturn]] void hookfuse::error_handler(std::string_view what) {
-  platform::print("FATAL:hookfuse:");
-  platform::print(what);
-  platform::print("\n");
-  platform::exit(2);
-}
-#else
-#include <cstdio>
-#include <cstdlib>
-
-namespace platform {
-struct Logger {  // the semihosting logger's format, on stdout
-  void log(hf::Severity s, std::string_view line) const {
-    std::printf("%s:hookfuse:%.*s\n", hf::severity_name(s), static_cast<int>(line.size()),
-                line.data());
-  }
-};
-using Clock = hf::SteadyClock;
-inline void print(std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); }
-}  // namespace platform
-
-#ifdef HOOKFUSE_NO_EXCEPTIONS
-[[noreturn]] void hookfuse::error_handler(std::string_view what) {
-  std::fprintf(stderr, "FATAL:hookfuse:%.*s\n", static_cast<int>(what.size()), what.data());
-  std::exit(2);
-}
-#endif
-#endif
 
 namespace {
 
@@ -220,16 +172,6 @@ double tensor_bytes(const List& variables) {
   return bytes;
 }
 
-void print_value(std::string_view name, double v) {
-  char line[48];
-  char* out = line;
-  hf::detail::append_text(out, line + sizeof line, name);
-  hf::detail::append_text(out, line + sizeof line, ": ");
-  hf::detail::append_g(out, line + sizeof line, v);
-  hf::detail::append_text(out, line + sizeof line, "\n");
-  platform::print(std::string_view(line, static_cast<std::size_t>(out - line)));
-}
-
 }  // namespace
 
 int main() {
@@ -269,14 +211,14 @@ int main() {
   }
   const double test_accuracy = correct / kTestExamples;
 
-  print_value("first_loss", record.first);
-  print_value("last_loss", record.last);
-  print_value("test_accuracy", test_accuracy);
-  print_value("parameter_bytes", tensor_bytes(hf::graph_variables(graph)));
-  print_value("optimizer_state_bytes",
-              tensor_bytes(session.optimizer_slots().checkpoint_variables()));
-#ifdef KWS_TRAIN_BARE_METAL
-  print_value("stack_used_bytes", static_cast<double>(hookfuse_stack_high_water()));
+  platform::print_value("first_loss", record.first);
+  platform::print_value("last_loss", record.last);
+  platform::print_value("test_accuracy", test_accuracy);
+  platform::print_value("parameter_bytes", tensor_bytes(hf::graph_variables(graph)));
+  platform::print_value("optimizer_state_bytes",
+                        tensor_bytes(session.optimizer_slots().checkpoint_variables()));
+#ifdef EMBEDDED_BARE_METAL
+  platform::print_value("stack_used_bytes", static_cast<double>(hookfuse_stack_high_water()));
 #endif
   const bool ok = record.first > 1.0 && test_accuracy >= kMinTestAccuracy;
   platform::print(ok ? "kws_train: PASS\n" : "kws_train: FAIL\n");

@@ -15,7 +15,8 @@
 // The batch of a step is a function of the global step, so the resumed run reads the same data
 // as the uninterrupted one. Prints the results, then "mcu_resume: PASS" (exit status 0) or
 // "mcu_resume: FAIL" (1). Built for the MPS2 AN386 (Cortex-M4F, semihosting), for QEMU's riscv
-// virt board (rv32imac, rv32imafc; UART) and for the host (stdout), like mcu_train.
+// virt board (rv32imac, rv32imafc; UART) and for the host (stdout), like mcu_train, with its
+// platform layer (embedded/common/platform.hpp).
 #include <cstddef>
 #include <cstdint>
 #include <hookfuse/hookfuse.hpp>
@@ -23,42 +24,9 @@
 #include <span>
 #include <string_view>
 
+#include "../common/platform.hpp"
+
 namespace hf = hookfuse;
-
-#if defined(MCU_TRAIN_BARE_METAL) && defined(__riscv)
-#include "virt.hpp"
-namespace platform {
-inline void print(std::string_view text) { riscv_virt::write(text); }
-[[noreturn]] inline void exit(int status) { riscv_virt::exit(status); }
-}  // namespace platform
-#elif defined(MCU_TRAIN_BARE_METAL)
-#include "semihosting.hpp"
-namespace platform {
-inline void print(std::string_view text) { semihosting::write(text); }
-[[noreturn]] inline void exit(int status) { semihosting::exit(status); }
-}  // namespace platform
-#endif
-
-#ifdef MCU_TRAIN_BARE_METAL
-[[noreturn]] void hookfuse::error_handler(std::string_view what) {
-  platform::print("FATAL:hookfuse:");
-  platform::print(what);
-  platform::print("\n");
-  platform::exit(2);
-}
-#else
-#include <cstdio>
-#include <cstdlib>
-namespace platform {
-inline void print(std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); }
-}  // namespace platform
-#ifdef HOOKFUSE_NO_EXCEPTIONS
-[[noreturn]] void hookfuse::error_handler(std::string_view what) {
-  std::fprintf(stderr, "FATAL:hookfuse:%.*s\n", static_cast<int>(what.size()), what.data());
-  std::exit(2);
-}
-#endif
-#endif
 
 namespace {
 
@@ -216,7 +184,7 @@ enum class Run { first_half, resumed, uninterrupted };
 
 int main() {
   const bool ok = train(Run::first_half) && train(Run::resumed) && train(Run::uninterrupted);
-#ifdef MCU_TRAIN_BARE_METAL
+#ifdef EMBEDDED_BARE_METAL
   print_number("stack_used_bytes", static_cast<double>(hookfuse_stack_high_water()));
 #endif
   platform::print(ok ? "mcu_resume: PASS\n" : "mcu_resume: FAIL\n");

@@ -9,72 +9,20 @@
 // first and last loss. At the end the program evaluates the training accuracy and exits with
 // status 0 only if the loss fell from above 1.0 to below 0.1 and the accuracy is at least 0.95.
 //
-// Built three ways: for the MPS2 AN386 board (MCU_TRAIN_BARE_METAL; embedded/CMakeLists.txt,
+// Built three ways: for the MPS2 AN386 board (EMBEDDED_BARE_METAL; embedded/CMakeLists.txt,
 // run under qemu-system-arm -semihosting), for QEMU's riscv virt board (the same, with the
 // riscv toolchain; output on the UART) and for the host, where the same code logs to stdout
-// (the host build's ctest runs it too).
+// (the host build's ctest runs it too). The platform layer of each (logger, clock, output,
+// exit, error handler) is embedded/common/platform.hpp.
 #include <cmath>
 #include <cstdint>
 #include <string_view>
 
 #include <hookfuse/hookfuse.hpp>
 
+#include "../common/platform.hpp"
+
 namespace hf = hookfuse;
-
-#if defined(MCU_TRAIN_BARE_METAL) && defined(__riscv)
-#include "virt.hpp"
-
-namespace platform {  // QEMU's riscv virt board: UART, mtime, test finisher
-using Logger = riscv_virt::Logger;
-using Clock = riscv_virt::MtimeClock;
-inline void print(std::string_view text) { riscv_virt::write(text); }
-[[noreturn]] inline void exit(int status) { riscv_virt::exit(status); }
-}  // namespace platform
-#elif defined(MCU_TRAIN_BARE_METAL)
-#include "semihosting.hpp"
-
-namespace platform {  // Cortex-M4F: semihosting, SysTick
-using Logger = semihosting::Logger;
-using Clock = cortex_m::SysTickClock;
-inline void print(std::string_view text) { semihosting::write(text); }
-[[noreturn]] inline void exit(int status) { semihosting::exit(status); }
-}  // namespace platform
-#endif
-
-#ifdef MCU_TRAIN_BARE_METAL
-// Every hookfuse error ends here in a build without exceptions. The bare-metal builds define
-// HOOKFUSE_STRIP_ERROR_STRINGS (16 KB of flash): `what` is then one fixed text, and
-// mcu_train_full_errors is the build with the full messages (docs/embedded.md).
-[[noreturn]] void hookfuse::error_handler(std::string_view what) {
-  platform::print("FATAL:hookfuse:");
-  platform::print(what);
-  platform::print("\n");
-  platform::exit(2);
-}
-#else
-#include <cstdio>
-#include <cstdlib>
-
-namespace platform {
-struct Logger {  // the semihosting logger's format, on stdout
-  void log(hf::Severity s, std::string_view line) const {
-    std::printf("%s:hookfuse:%.*s\n", hf::severity_name(s), static_cast<int>(line.size()),
-                line.data());
-  }
-};
-using Clock = hf::SteadyClock;
-inline void print(std::string_view text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-}
-}  // namespace platform
-
-#ifdef HOOKFUSE_NO_EXCEPTIONS
-[[noreturn]] void hookfuse::error_handler(std::string_view what) {
-  std::fprintf(stderr, "FATAL:hookfuse:%.*s\n", static_cast<int>(what.size()), what.data());
-  std::exit(2);
-}
-#endif
-#endif
 
 namespace {
 
@@ -193,17 +141,6 @@ struct HeapHook {
 #define MCU_TRAIN_EXTRA_HOOKS
 #endif
 
-// "<name>: <v>\n", v as printf's %g (a host_float: double on the host, float on the board).
-void print_value(std::string_view name, hf::host_float v) {
-  char line[48];
-  char* out = line;
-  hf::detail::append_text(out, line + sizeof line, name);
-  hf::detail::append_text(out, line + sizeof line, ": ");
-  hf::detail::append_g(out, line + sizeof line, v);
-  hf::detail::append_text(out, line + sizeof line, "\n");
-  platform::print(std::string_view(line, static_cast<std::size_t>(out - line)));
-}
-
 }  // namespace
 
 int main() {
@@ -245,11 +182,12 @@ int main() {
   }
   const hf::host_float train_accuracy = correct / kExamples;
 
-  print_value("first_loss", record.first);
-  print_value("last_loss", record.last);
-  print_value("train_accuracy", train_accuracy);
-#ifdef MCU_TRAIN_BARE_METAL
-  print_value("stack_used_bytes", static_cast<hf::host_float>(hookfuse_stack_high_water()));
+  platform::print_value("first_loss", record.first);
+  platform::print_value("last_loss", record.last);
+  platform::print_value("train_accuracy", train_accuracy);
+#ifdef EMBEDDED_BARE_METAL
+  platform::print_value("stack_used_bytes",
+                        static_cast<hf::host_float>(hookfuse_stack_high_water()));
 #endif
   const bool ok = record.first > hf::host_float(1.0) && record.last < hf::host_float(0.1) &&
                   train_accuracy >= hf::host_float(0.95);

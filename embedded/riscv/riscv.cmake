@@ -41,7 +41,7 @@ function(hookfuse_riscv_executable name march mabi)
                  "${CMAKE_CURRENT_SOURCE_DIR}/common/small_libc.c")
   set_target_properties(${name} PROPERTIES SUFFIX ".elf")
   target_include_directories(${name} PRIVATE "${riscv}")
-  target_compile_definitions(${name} PRIVATE MCU_TRAIN_BARE_METAL)
+  target_compile_definitions(${name} PRIVATE EMBEDDED_BARE_METAL)
   target_compile_options(${name} PRIVATE -march=${march} -mabi=${mabi} -mcmodel=medany)
   target_link_libraries(${name} PRIVATE hookfuse_embedded)
   target_link_options(${name} PRIVATE -march=${march} -mabi=${mabi}
