@@ -5,9 +5,9 @@
 // bench/scaling_model.py) checked against a measurement. Not a Google Benchmark binary: MPI
 // needs every rank in the same call, so the timing loop is written out.
 //
-//   mpirun --allow-run-as-root --oversubscribe -np 2 ./build/bench/allreduce [reps] [warmup]
+//   mpirun --allow-run-as-root --oversubscribe -np 2 ./build/bench/allreduce [rounds] [warmup]
 //
-// `warmup` untimed rounds, then `reps` timed ones (defaults 400 and 50), each round one call of
+// `warmup` untimed rounds, then `rounds` timed ones (defaults 400 and 50), each round one call of
 // every size in turn. Every call starts after an MPI_Barrier; a call's time is the
 // largest over the ranks of MPI_Wtime after minus before, so a rank that arrives late does not
 // hide the cost. Printed on rank 0, in microseconds: the median, the 10th and 90th percentile
@@ -18,7 +18,7 @@
 // model's 814,120 bytes against its median; the same for the minima (the calls no other process
 // interrupted, what an idle machine approaches).
 //
-// Errors: a non-numeric or non-positive `reps` / `warmup` argument, or an MPI call that fails,
+// Errors: a non-numeric or non-positive `rounds` / `warmup` argument, or an MPI call that fails,
 // ends every rank with a message on stderr and exit status 1.
 #ifndef OMPI_SKIP_MPICXX
 #define OMPI_SKIP_MPICXX 1
@@ -71,9 +71,11 @@ struct Row {
 };
 
 struct Line {
-  double alpha_us;     // microseconds
+  double alpha_us;  // microseconds
   double beta_us_per_byte;
-  double at(std::size_t bytes) const { return alpha_us + beta_us_per_byte * static_cast<double>(bytes); }
+  double at(std::size_t bytes) const {
+    return alpha_us + beta_us_per_byte * static_cast<double>(bytes);
+  }
 };
 
 // Least squares t = alpha + beta * bytes in relative error (weights 1 / t^2): the small sizes fix
@@ -101,7 +103,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
 
-  const int reps = argc > 1 ? parse_count(argv[1], "reps (first argument)") : 400;
+  const int reps = argc > 1 ? parse_count(argv[1], "rounds (first argument)") : 400;
   const int warmup = argc > 2 ? parse_count(argv[2], "warmup (second argument)") : 50;
   if (reps < 0 || warmup < 0) {
     MPI_Finalize();
@@ -109,8 +111,8 @@ int main(int argc, char** argv) {
   }
 
   // 1 KiB ... 8 MiB in powers of 4 and 2, and the model's 814,120 bytes.
-  std::vector<std::size_t> floats = {256,   1024,   4096,   16384,  65536,
-                                     131072, kModelFloats, 262144, 524288, 1048576, 2097152};
+  std::vector<std::size_t> floats = {256,          1024,   4096,   16384,   65536,  131072,
+                                     kModelFloats, 262144, 524288, 1048576, 2097152};
   std::vector<float> buffer(floats.back(), 1.0f);
   const double ring = 2.0 * (ranks - 1) / ranks;
 
@@ -123,7 +125,8 @@ int main(int argc, char** argv) {
   // Rounds, each one call of every size in turn, so that the load of a shared machine falls on
   // every size alike instead of on whichever size was running when it came.
   const std::size_t sizes = floats.size();
-  std::vector<std::vector<double>> local(sizes, std::vector<double>(static_cast<std::size_t>(reps)));
+  std::vector<std::vector<double>> local(sizes,
+                                         std::vector<double>(static_cast<std::size_t>(reps)));
   for (int round = -warmup; round < reps; ++round) {
     for (std::size_t s = 0; s < sizes; ++s) {
       const std::size_t n = floats[s];
@@ -148,8 +151,7 @@ int main(int argc, char** argv) {
   for (std::size_t s = 0; s < sizes; ++s) {
     const std::size_t n = floats[s];
     std::vector<double> slowest(local[s].size());
-    check(MPI_Reduce(local[s].data(), slowest.data(), reps, MPI_DOUBLE, MPI_MAX, 0,
-                     MPI_COMM_WORLD),
+    check(MPI_Reduce(local[s].data(), slowest.data(), reps, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD),
           "MPI_Reduce");
     if (rank != 0) continue;
     for (double& t : slowest) t *= 1e6;
@@ -179,13 +181,14 @@ int main(int argc, char** argv) {
                     line.at(r.bytes));
       const double latency_us = line.alpha_us / (2.0 * (ranks - 1));
       const double bandwidth_gbit = ring / (line.beta_us_per_byte * 1e-6) * 8.0 / 1e9;
-      std::printf("  ring model: latency %.2f us, bandwidth %.2f Gbit/s "
-                  "(bench/scaling_model.py --network shm:%.2f:%.2f)\n",
-                  latency_us, bandwidth_gbit, bandwidth_gbit, latency_us);
-      std::printf("  model, %zu bytes: measured %.1f us, predicted %.1f us (measured/predicted "
-                  "%.2f)\n",
-                  model_bytes, model_measured, line.at(model_bytes),
-                  model_measured / line.at(model_bytes));
+      std::printf(
+          "  ring model: latency %.2f us, bandwidth %.2f Gbit/s "
+          "(bench/scaling_model.py --network shm:%.2f:%.2f)\n",
+          latency_us, bandwidth_gbit, bandwidth_gbit, latency_us);
+      std::printf(
+          "  model, %zu bytes: measured %.1f us, predicted %.1f us (measured/predicted "
+          "%.2f)\n",
+          model_bytes, model_measured, line.at(model_bytes), model_measured / line.at(model_bytes));
     };
     report("medians", &Row::median_us, model_median);
     report("minima", &Row::min_us, model_min);

@@ -220,15 +220,28 @@ def parse_args(argv):
             raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
         return value
 
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(
+        description="The data-parallel scaling model of docs/distributed.md, \"Scaling model\": "
+                    "step(N, B) = compute(B / N) + ring allreduce of the model's bytes. The "
+                    "formula and defaults are in this script's docstring.")
     p.add_argument("--check", action="store_true", help="assert the hand-computed values")
-    p.add_argument("--network", action="append", type=triple("NAME:GBIT_PER_S:LATENCY_US",
-                                                             (float, float)))
-    p.add_argument("--fit", action="append", type=pair("BATCH:MICROSECONDS"))
-    p.add_argument("--compute", type=pair("A_US:C_US_PER_EXAMPLE"))
-    p.add_argument("--model", action="append", type=triple("NAME:BYTES:FLOP_RATIO", (int, float)))
-    p.add_argument("--batch", action="append", type=positive_int)
-    p.add_argument("--ranks", nargs="+", type=positive_int)
+    p.add_argument("--network", action="append", metavar="NAME:GBIT_PER_S:LATENCY_US",
+                   type=triple("NAME:GBIT_PER_S:LATENCY_US", (float, float)),
+                   help="a network, repeatable (default Ethernet:10:20 and InfiniBand:100:2)")
+    p.add_argument("--fit", action="append", metavar="BATCH:MICROSECONDS",
+                   type=pair("BATCH:MICROSECONDS"),
+                   help="a measured single-process step time, repeatable, two batches at least "
+                        "(default bench/README.md's One step: 1:56.4 32:555 128:1890)")
+    p.add_argument("--compute", metavar="A_US:C_US_PER_EXAMPLE", type=pair("A_US:C_US_PER_EXAMPLE"),
+                   help="compute(b) = A + C b directly, instead of --fit")
+    p.add_argument("--model", action="append", metavar="NAME:BYTES:FLOP_RATIO",
+                   type=triple("NAME:BYTES:FLOP_RATIO", (int, float)),
+                   help="a model's float bytes and FLOPs per example over the fitted model's, "
+                        "repeatable (default the MLP and its 10x wider variant)")
+    p.add_argument("--batch", action="append", type=positive_int, metavar="B",
+                   help="a global batch, repeatable (default 128 and 1024)")
+    p.add_argument("--ranks", nargs="+", type=positive_int, metavar="N",
+                   help="rank counts (default 1 2 4 8 16 32 64)")
     args = p.parse_args(argv)
     if args.fit and args.compute:
         p.error("--fit and --compute exclude each other: give the points or the line")
@@ -255,9 +268,9 @@ def main(argv):
         source = ", ".join(f"{t:g} us at {b:g}" for b, t in points)
         args.fit_source = ("least squares through " + source +
                            ("" if args.fit else ": bench/README.md, One step, AMD EPYC (AVX2)"))
-    if c <= 0:
-        print(f"scaling_model.py: the compute fit's slope must be positive, got {c} us per example",
-              file=sys.stderr)
+    if c <= 0 or a + c <= 0:
+        print(f"scaling_model.py: the compute fit must be positive from batch 1 on, got a = {a} us"
+              f" and c = {c} us per example", file=sys.stderr)
         return 2
     print(tables(args, a, c))
     return 0
