@@ -51,6 +51,7 @@ Hand computations that --check asserts:
 Usage:
   python3 bench/scaling_model.py                       # the tables of docs/distributed.md
   python3 bench/scaling_model.py --check               # assert the values above, print "ok"
+  python3 bench/scaling_model.py --verify-doc docs/distributed.md  # its tables are current
   python3 bench/scaling_model.py --network shm:27.08:2.21 --ranks 1 2   # a measured transport
   options: --network NAME:GBIT_PER_S:LATENCY_US (repeatable), --fit BATCH:MICROSECONDS
   (repeatable, at least two batches) or --compute A_US:C_US_PER_EXAMPLE, --model
@@ -187,6 +188,37 @@ def check():
     print("ok")
 
 
+def verify_doc(path):
+    """0 if the '## Scaling model' section of path holds the default tables in order, else 1."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        print(f"scaling_model.py: cannot read {path}: {e.strerror}", file=sys.stderr)
+        return 1
+    start = text.find("\n## Scaling model\n")
+    if start < 0:
+        print(f"scaling_model.py: {path} has no '## Scaling model' section", file=sys.stderr)
+        return 1
+    end = text.find("\n## ", start + 1)
+    section = text[start:] if end < 0 else text[start:end]
+    doc_lines = section.split("\n")
+    defaults = parse_args([])
+    a, c = fit_line(README_FIT)
+    defaults.fit_source = ""
+    want = [line for line in tables(defaults, a, c).split("\n")[2:] if line]
+    at = 0
+    for line in want:
+        try:
+            at = doc_lines.index(line, at) + 1
+        except ValueError:
+            print(f"scaling_model.py: {path}, section 'Scaling model': missing or out of order, "
+                  f"the line {line!r} of the script's default output", file=sys.stderr)
+            return 1
+    print(f"ok: {len(want)} lines of the default tables in {path}")
+    return 0
+
+
 def parse_args(argv):
     def triple(kind, convert):
         def parse(text):
@@ -225,6 +257,9 @@ def parse_args(argv):
                     "step(N, B) = compute(B / N) + ring allreduce of the model's bytes. The "
                     "formula and defaults are in this script's docstring.")
     p.add_argument("--check", action="store_true", help="assert the hand-computed values")
+    p.add_argument("--verify-doc", metavar="FILE.md",
+                   help="check that FILE.md's '## Scaling model' section holds the default "
+                        "tables, line for line in order (docs/distributed.md); exit 1 if not")
     p.add_argument("--network", action="append", metavar="NAME:GBIT_PER_S:LATENCY_US",
                    type=triple("NAME:GBIT_PER_S:LATENCY_US", (float, float)),
                    help="a network, repeatable (default Ethernet:10:20 and InfiniBand:100:2)")
@@ -259,6 +294,8 @@ def main(argv):
     if args.check:
         check()
         return 0
+    if args.verify_doc:
+        return verify_doc(args.verify_doc)
     if args.compute:
         a, c = args.compute
         args.fit_source = "--compute"
