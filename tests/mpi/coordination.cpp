@@ -1,19 +1,27 @@
 // tests/mpi/coordination.cpp: what keeps data-parallel ranks in step, run by ctest as
 // `mpirun --allow-run-as-root --oversubscribe -np 2 mpi_coordination` (tests/CMakeLists.txt,
 // with a timeout: a rank left waiting in a collective fails the test instead of hanging it):
-// a stop on one rank stopping every rank (SyncStopHook).
+// a stop on one rank stopping every rank (SyncStopHook); checkpoints and event files written by
+// the chief (rank 0) only, every rank restoring from the chief's directory.
 //
 // Every rank runs every test case (they are collective). Its own main(): MPI is initialised
 // around Catch2's session.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
+#include <unistd.h>  // getpid
+
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <limits>
+#include <map>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <hookfuse/distributed/average_gradients_hook.hpp>
@@ -24,6 +32,7 @@
 
 namespace hf = hookfuse;
 namespace hd = hookfuse::distributed;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -69,6 +78,50 @@ template <class T>
 std::vector<T> root_copy(std::vector<T> v) {
   g_comm->broadcast(std::span<T>(v), 0);
   return v;
+}
+
+/// A fresh directory made by rank 0, its path on every rank (one file system: ranks on one
+/// machine). Removed by rank 0 when the last rank is done with it.
+struct SharedDir {
+  fs::path path;
+  SharedDir() {
+    std::array<char, 256> name{};
+    if (g_comm->rank() == 0) {
+      std::string t = (fs::temp_directory_path() / "hookfuse-mpi-XXXXXX").string();
+      REQUIRE(t.size() < name.size());
+      REQUIRE(::mkdtemp(t.data()) != nullptr);
+      t.copy(name.data(), t.size());
+    }
+    g_comm->broadcast_bytes(name.data(), name.size(), 0);
+    path = fs::path(name.data());
+  }
+  ~SharedDir() {
+    g_comm->barrier();
+    std::error_code ec;
+    if (g_comm->rank() == 0) fs::remove_all(path, ec);
+  }
+};
+
+/// Every file of `dir`: name -> (size, modification time).
+std::map<std::string, std::pair<std::uintmax_t, fs::file_time_type>> listing(const fs::path& dir) {
+  std::map<std::string, std::pair<std::uintmax_t, fs::file_time_type>> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    out[e.path().filename().string()] = {e.file_size(), e.last_write_time()};
+  return out;
+}
+
+using QuietOptions = hf::SessionOptions<hf::DefaultSaver, hf::SteadyClock, hf::NullLogger>;
+
+/// A data-parallel session with the chief's files in `dir`: rank 0 is the chief; checkpoints
+/// every 5 steps, summaries at TensorFlow's default cadence (every 100 steps, from step 1).
+template <class... Hooks>
+auto chief_session(Linear& m, const fs::path& dir, Hooks... extra) {
+  return hf::MonitoredTrainingSession(
+      hf::GradientDescentOptimizer(0.1).minimize(m.loss(), m.gs), hf::caller_feeds(4),
+      QuietOptions{.is_chief = g_comm->rank() == 0,
+                   .checkpoint_dir = dir.string(),
+                   .save_checkpoint_steps = 5},
+      hf::hooks(extra..., hd::AverageGradientsHook(*g_comm)));
 }
 
 }  // namespace
@@ -136,6 +189,90 @@ TEST_CASE("mpi: SyncStopHook keeps training while no rank asks for a stop", "[mp
   CHECK_FALSE(s.should_stop());
   CHECK_FALSE(s.hook<hd::SyncStopHook>().stopped_at().has_value());
   CHECK(m.gs.value == 12);
+}
+
+// --- chief-only files ---------------------------------------------------------------------------
+
+TEST_CASE("mpi: only rank 0 writes checkpoints and events, every rank restores the chief's",
+          "[mpi][chief]") {
+  const hd::Communicator& comm = *g_comm;
+  REQUIRE(comm.size() == 2);
+  INFO("rank " << comm.rank());
+  SharedDir shared;
+  const fs::path& dir = shared.path;
+  RankRows d;
+  std::vector<float> trained;
+  {  // 12 steps: rank 0 saves at 0, 5, 10 and 12 (end), and one event file
+    Linear m;
+    auto s = chief_session(m, dir, hd::BroadcastGlobalVariablesHook(comm),
+                           hf::StopAtStepHook({.last_step = 12}), hd::SyncStopHook(comm));
+    // Slots 0, 1, 2: StepCounterHook, SummarySaverHook, CheckpointSaverHook; empty on rank 1.
+    CHECK(s.hook<0>().has_value() == (comm.rank() == 0));
+    CHECK(s.hook<1>().has_value() == (comm.rank() == 0));
+    CHECK(s.hook<2>().has_value() == (comm.rank() == 0));
+    while (!s.should_stop()) run_rows(s, d);
+    CHECK(m.gs.value == 12);
+    trained = m.values();
+  }
+  comm.barrier();  // both sessions closed: every file is written
+  {
+    // The files of one writer: each checkpoint once, one event file, named with the pid of
+    // rank 0 (events.out.tfevents.<secs>.<host>.<pid>.<n>).
+    std::array<std::int64_t, 1> pid0 = {static_cast<std::int64_t>(::getpid())};
+    comm.broadcast(std::span<std::int64_t>(pid0), 0);
+    std::vector<std::string> events, other;
+    for (const auto& [name, info] : listing(dir))
+      (name.starts_with("events.out.tfevents.") ? events : other).push_back(name);
+    CHECK(other == std::vector<std::string>{
+                       "checkpoint", "model.ckpt-0.data-00000-of-00001", "model.ckpt-0.index",
+                       "model.ckpt-10.data-00000-of-00001", "model.ckpt-10.index",
+                       "model.ckpt-12.data-00000-of-00001", "model.ckpt-12.index",
+                       "model.ckpt-5.data-00000-of-00001", "model.ckpt-5.index"});
+    REQUIRE(events.size() == 1);
+    CHECK(events[0].find("." + std::to_string(pid0[0]) + ".") != std::string::npos);
+  }
+
+  // Restart, without the broadcast: each rank restores by itself. Rank 1 reads a copy of the
+  // chief's directory that nothing else touches, so its listing (names, sizes, times) shows
+  // whether rank 1's session wrote anything there.
+  const fs::path copy = dir.string() + "-rank1";
+  comm.barrier();  // both listings done before rank 0's next session writes into `dir`
+  if (comm.rank() == 1) fs::copy(dir, copy);
+  comm.barrier();
+  const fs::path mine = comm.rank() == 1 ? copy : dir;
+  const auto before = comm.rank() == 1 ? listing(copy) : decltype(listing(copy)){};
+  {
+    Linear m;  // initial values, not the trained ones
+    auto s = chief_session(m, mine, hf::StopAtStepHook({.last_step = 20}),
+                           hd::SyncStopHook(comm));
+    CHECK(s.restored_from_checkpoint());
+    CHECK(m.gs.value == 12);
+    CHECK(m.values() == trained);
+    while (!s.should_stop()) run_rows(s, d);
+    CHECK(m.gs.value == 20);
+  }
+  if (comm.rank() == 1) {
+    CHECK(listing(copy) == before);
+    fs::remove_all(copy);
+  }
+  comm.barrier();
+  if (comm.rank() == 0) CHECK(fs::exists(dir / "model.ckpt-20.index"));
+
+  // Restart once more, both ranks on the chief's directory, with last_step already reached:
+  // every rank restores step 20, runs the one step TensorFlow runs, and stops after it.
+  {
+    Linear m;
+    auto s = chief_session(m, dir, hd::BroadcastGlobalVariablesHook(comm),
+                           hf::StopAtStepHook({.last_step = 20}), hd::SyncStopHook(comm));
+    CHECK(m.gs.value == 20);
+    int runs = 0;
+    while (!s.should_stop() && runs < 10) {
+      run_rows(s, d);
+      ++runs;
+    }
+    CHECK(runs == 1);
+    CHECK(m.gs.value == 21);
+  }
 }
 
 int main(int argc, char** argv) {
