@@ -2,7 +2,8 @@
 // `mpirun --allow-run-as-root --oversubscribe -np 2 mpi_coordination` (tests/CMakeLists.txt,
 // with a timeout: a rank left waiting in a collective fails the test instead of hanging it):
 // a stop on one rank stopping every rank (SyncStopHook); checkpoints and event files written by
-// the chief (rank 0) only, every rank restoring from the chief's directory.
+// the chief (rank 0) only, every rank restoring from the chief's directory; the sharded input
+// (NumpyInputFnOptions::num_shards) giving every rank its slice of the global batch.
 //
 // Every rank runs every test case (they are collective). Its own main(): MPI is initialised
 // around Catch2's session.
@@ -273,6 +274,133 @@ TEST_CASE("mpi: only rank 0 writes checkpoints and events, every rank restores t
     CHECK(runs == 1);
     CHECK(m.gs.value == 21);
   }
+}
+
+// --- sharded input -------------------------------------------------------------------------------
+
+namespace {
+/// n examples of 3 features: example i is (i, i / 2, 1) / n, target 0.3 i / n - 0.1.
+struct Examples {
+  std::vector<float> x, y;
+  explicit Examples(int n) {
+    for (int i = 0; i < n; ++i) {
+      const float t = static_cast<float>(i) / static_cast<float>(n);
+      x.insert(x.end(), {t, t / 2.0f, 1.0f});
+      y.push_back(0.3f * t - 0.1f);
+    }
+  }
+};
+using Input = hf::data::NumpyInputFn<float, float>;
+Input::Options sharded(std::int64_t batch, int epochs, std::int64_t shards, std::int64_t index) {
+  return {.batch_size = batch, .num_epochs = epochs, .shuffle = true, .seed = 11,
+          .num_shards = shards, .shard_index = index};
+}
+}  // namespace
+
+TEST_CASE("mpi: an epoch of 5 examples at global batch 4 on 2 ranks ends on both at once",
+          "[mpi][shard]") {
+  const hd::Communicator& comm = *g_comm;
+  REQUIRE(comm.size() == 2);
+  INFO("rank " << comm.rank());
+  const Examples ex(5);
+  // The batches: each rank's slices, as example indices (x[0] * 5), with -1 ending each batch.
+  const auto slices = [&](std::int64_t shards, std::int64_t index) {
+    Input in(ex.x.data(), 5, 3, ex.y.data(), sharded(4, 2, shards, index));
+    std::vector<std::int64_t> out;
+    while (in.next()) {
+      for (std::int64_t r = 0; r < in.rows(); ++r)
+        out.push_back(std::lround(in.features()(r, 0) * 5.0f));
+      out.push_back(-1);
+    }
+    return out;
+  };
+  const std::vector<std::int64_t> mine = slices(2, comm.rank());
+  // Per epoch global batches of 4 and 1 rows; rank i takes rows [i r / 2, (i + 1) r / 2): of 4
+  // rows 2 each, of 1 row none (rank 0, [0, 0)) and one (rank 1, [0, 1)).
+  const std::vector<std::size_t> want_rows =
+      comm.rank() == 0 ? std::vector<std::size_t>{2, 0, 2, 0} : std::vector<std::size_t>{2, 1, 2, 1};
+  std::vector<std::size_t> rows;
+  std::size_t n = 0;
+  for (std::int64_t v : mine) {
+    if (v >= 0) ++n;
+    else rows.push_back(std::exchange(n, 0));
+  }
+  CHECK(rows == want_rows);
+  // Rank 1's slices on rank 0 (a fixed-size buffer), joined with rank 0's batch by batch: the
+  // single-process batches.
+  std::array<std::int64_t, 16> theirs{};
+  theirs.fill(-2);
+  if (comm.rank() == 1) std::copy(mine.begin(), mine.end(), theirs.begin());
+  comm.broadcast(std::span<std::int64_t>(theirs), 1);
+  if (comm.rank() == 0) {
+    std::vector<std::int64_t> joined;
+    std::size_t j = 0;
+    for (std::int64_t v : mine) {
+      if (v >= 0) {
+        joined.push_back(v);
+        continue;
+      }
+      for (; theirs[j] != -1; ++j) joined.push_back(theirs[j]);
+      ++j;
+      joined.push_back(-1);
+    }
+    CHECK(joined == slices(1, 0));
+  }
+
+  // Trained through the session: both ranks run 4 steps (2 epochs of 2 batches) and stop
+  // together at the end of the input; a hang would fail the test by its timeout.
+  Linear m;
+  Input in(ex.x.data(), 5, 3, ex.y.data(), sharded(4, 2, 2, comm.rank()));
+  hf::MonitoredTrainingSession s(
+      hf::GradientDescentOptimizer(0.1).minimize(m.loss(), m.gs), hf::feeds<"x", "y">(in),
+      hf::hooks(hd::BroadcastGlobalVariablesHook(comm), hd::AverageGradientsHook(comm),
+                hd::SyncStopHook(comm)));
+  int runs = 0;
+  while (!s.should_stop() && runs < 20) {
+    s.run();
+    ++runs;
+  }
+  CHECK(runs == 5);  // 4 steps, then the run that finds the input ended
+  CHECK(m.gs.value == 4);
+  CHECK(root_copy(m.values()) == m.values());
+}
+
+TEST_CASE("mpi: 2 ranks on the sharded input train as 1 process on the whole input",
+          "[mpi][shard]") {
+  // 16 examples, global batch 8, 3 shuffled epochs: every global batch splits evenly, so the
+  // mean of the two half-batch gradients is the global batch's gradient.
+  const hd::Communicator& comm = *g_comm;
+  REQUIRE(comm.size() == 2);
+  INFO("rank " << comm.rank());
+  const Examples ex(16);
+  const auto train = [&](std::int64_t shards, std::int64_t index, bool parallel) {
+    Linear m;
+    Input in(ex.x.data(), 16, 3, ex.y.data(), sharded(8, 3, shards, index));
+    if (parallel) {
+      hf::MonitoredTrainingSession s(hf::MomentumOptimizer(0.2, 0.9).minimize(m.loss(), m.gs),
+                                     hf::feeds<"x", "y">(in),
+                                     hf::hooks(hd::AverageGradientsHook(comm)));
+      while (!s.should_stop()) s.run();
+    } else {
+      hf::MonitoredTrainingSession s(hf::MomentumOptimizer(0.2, 0.9).minimize(m.loss(), m.gs),
+                                     hf::feeds<"x", "y">(in), hf::hooks());
+      while (!s.should_stop()) s.run();
+    }
+    CHECK(m.gs.value == 6);
+    return m.values();
+  };
+  const std::vector<float> parallel = train(2, comm.rank(), true);
+  const std::vector<float> single = train(1, 0, false);
+  const std::vector<float> mine_only = train(2, comm.rank(), false);  // no averaging
+  double diff = 0.0, scale = 0.0, apart = 0.0;
+  for (std::size_t i = 0; i < single.size(); ++i) {
+    diff = std::max(diff, static_cast<double>(std::abs(parallel[i] - single[i])));
+    apart = std::max(apart, static_cast<double>(std::abs(mine_only[i] - single[i])));
+    scale = std::max(scale, static_cast<double>(std::abs(single[i])));
+  }
+  INFO("max difference " << diff << ", without averaging " << apart << ", max weight " << scale);
+  CHECK(diff <= 1e-5 * scale);
+  CHECK(apart > 1e-3 * scale);  // the comparison can fail
 }
 
 int main(int argc, char** argv) {
