@@ -3,7 +3,8 @@
 // with a timeout: a rank left waiting in a collective fails the test instead of hanging it):
 // a stop on one rank stopping every rank (SyncStopHook); checkpoints and event files written by
 // the chief (rank 0) only, every rank restoring from the chief's directory; the sharded input
-// (NumpyInputFnOptions::num_shards) giving every rank its slice of the global batch.
+// (NumpyInputFnOptions::num_shards) giving every rank its slice of the global batch; the
+// cross-rank checksum of the variables (DivergenceCheckHook).
 //
 // Every rank runs every test case (they are collective). Its own main(): MPI is initialised
 // around Catch2's session.
@@ -28,6 +29,7 @@
 #include <hookfuse/distributed/average_gradients_hook.hpp>
 #include <hookfuse/distributed/broadcast_global_variables_hook.hpp>
 #include <hookfuse/distributed/communicator.hpp>
+#include <hookfuse/distributed/divergence_check_hook.hpp>
 #include <hookfuse/distributed/sync_stop_hook.hpp>
 #include <hookfuse/hookfuse.hpp>
 
@@ -401,6 +403,37 @@ TEST_CASE("mpi: 2 ranks on the sharded input train as 1 process on the whole inp
   INFO("max difference " << diff << ", without averaging " << apart << ", max weight " << scale);
   CHECK(diff <= 1e-5 * scale);
   CHECK(apart > 1e-3 * scale);  // the comparison can fail
+}
+
+// --- DivergenceCheckHook -------------------------------------------------------------------------
+
+TEST_CASE("mpi: DivergenceCheckHook names the variable rank 1 perturbed", "[mpi][divergence]") {
+  const hd::Communicator& comm = *g_comm;
+  REQUIRE(comm.size() == 2);
+  INFO("rank " << comm.rank());
+  Linear m;
+  RankRows d;
+  hf::MonitoredTrainingSession s(
+      hf::AdamOptimizer(0.01).minimize(m.loss(), m.gs), hf::caller_feeds(4),
+      hf::hooks(hd::BroadcastGlobalVariablesHook(comm), hd::AverageGradientsHook(comm),
+                hd::DivergenceCheckHook(comm, {.every_n_steps = 3})));
+  for (int t = 0; t < 4; ++t) run_rows(s, d);  // checked after step 3: equal
+  CHECK(s.hook<hd::DivergenceCheckHook>().checks() == 1);
+  // Rank 1 moves b (the variable after W) by 1e-3; W, updated by the averaged gradient, stays
+  // equal on both, and so do Adam's slots (4), beta powers (2) and global_step: 1 of 9 differs.
+  if (comm.rank() == 1) m.b.value(0, 0) += 1e-3f;
+  run_rows(s, d);  // step 5: no check
+  CHECK_THROWS_WITH(run_rows(s, d),  // step 6: checked on both ranks, both throw
+                    Catch::Contains("DivergenceCheckHook: the ranks' variables differ after "
+                                    "global step 6: first 'b' (1 of 9 variables differ") &&
+                        Catch::Contains("rank " + std::to_string(comm.rank()) +
+                                        " has checksum 0x"));
+  CHECK(s.hook<hd::DivergenceCheckHook>().checks() == 2);
+}
+
+TEST_CASE("mpi: DivergenceCheckHook rejects every_n_steps <= 0", "[mpi][divergence]") {
+  CHECK_THROWS_WITH(hd::DivergenceCheckHook(*g_comm, {.every_n_steps = 0}),
+                    "DivergenceCheckHook: every_n_steps must be > 0, got 0");
 }
 
 int main(int argc, char** argv) {
