@@ -414,7 +414,8 @@ TEST_CASE("sharded input: each shard a contiguous slice of every global batch",
   // Each epoch visits every example once over the shards.
   for (std::size_t e = 0; e < 2; ++e) {
     Order seen;
-    for (std::size_t b = 3 * e; b < 3 * e + 3; ++b) seen.insert(seen.end(), whole[b].begin(), whole[b].end());
+    for (std::size_t b = 3 * e; b < 3 * e + 3; ++b)
+      seen.insert(seen.end(), whole[b].begin(), whole[b].end());
     std::sort(seen.begin(), seen.end());
     Order all(kN);
     std::iota(all.begin(), all.end(), std::int64_t{0});

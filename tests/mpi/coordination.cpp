@@ -319,8 +319,9 @@ TEST_CASE("mpi: an epoch of 5 examples at global batch 4 on 2 ranks ends on both
   const std::vector<std::int64_t> mine = slices(2, comm.rank());
   // Per epoch global batches of 4 and 1 rows; rank i takes rows [i r / 2, (i + 1) r / 2): of 4
   // rows 2 each, of 1 row none (rank 0, [0, 0)) and one (rank 1, [0, 1)).
-  const std::vector<std::size_t> want_rows =
-      comm.rank() == 0 ? std::vector<std::size_t>{2, 0, 2, 0} : std::vector<std::size_t>{2, 1, 2, 1};
+  const std::vector<std::size_t> want_rows = comm.rank() == 0
+                                                 ? std::vector<std::size_t>{2, 0, 2, 0}
+                                                 : std::vector<std::size_t>{2, 1, 2, 1};
   std::vector<std::size_t> rows;
   std::size_t n = 0;
   for (std::int64_t v : mine) {

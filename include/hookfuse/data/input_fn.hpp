@@ -33,8 +33,8 @@ namespace hookfuse::data {
 /// Shapes: features() is rows() x num_features() of X, row-major, one example per row (rows are
 /// the batch); labels() is rows() x 1 of Y (the targets; 0 x 1 without targets). rows() ==
 /// batch_size() except for the last batch of an epoch; with options.num_shards > 1 a batch is
-/// this shard's slice of the global batch of batch_size() rows (batch_order.hpp), 0 rows or more. X and Y are float, double, int32 or
-/// int64 (Y defaults to int32, class indices). All buffers are allocated in the constructor;
+/// this shard's slice of the global batch of batch_size() rows (batch_order.hpp), 0 rows or
+/// more. X and Y are float, double, int32 or int64 (Y defaults to int32, class indices). All buffers are allocated in the constructor;
 /// next(), features(), labels() and reset() never allocate. The maps returned by
 /// features()/labels() are valid until the next call to next() or reset().
 ///
