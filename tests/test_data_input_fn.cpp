@@ -372,3 +372,71 @@ TEST_CASE("numpy_input_fn with named feature columns (x as a dict)", "[data][inp
                                          {.shuffle = false}),
                     Catch::Contains("column 'x1'"));
 }
+
+TEST_CASE("sharded input: each shard a contiguous slice of every global batch",
+          "[data][input_fn][shard]") {
+  // 10 examples, global batch 4: batches of 4, 4, 2 rows per epoch. Shard i of 3 takes rows
+  // [i r / 3, (i + 1) r / 3): of 4 rows 1, 1 and 2; of 2 rows 0, 1 and 1.
+  Synthetic d;
+  const auto batches = [&](std::int64_t shards, std::int64_t index) {
+    NumpyInputFn<float> fn(d.x.data(), kN, kF, d.y.data(),
+                           {.batch_size = 4, .num_epochs = 2, .shuffle = true, .seed = 5,
+                            .num_shards = shards, .shard_index = index});
+    std::vector<Order> out;
+    while (fn.next()) {
+      Order b;
+      for (std::int64_t r = 0; r < fn.rows(); ++r) {
+        const std::int32_t label = fn.labels()(r);
+        CHECK(fn.features()(r, 0) == Approx(static_cast<double>(label * kF) / 255.0));
+        b.push_back(label);
+      }
+      out.push_back(b);
+    }
+    return out;
+  };
+  const std::vector<Order> whole = batches(1, 0);
+  REQUIRE(whole.size() == 6);
+  std::vector<std::vector<Order>> shard(3);
+  for (std::int64_t i = 0; i < 3; ++i) shard[static_cast<std::size_t>(i)] = batches(3, i);
+  const std::vector<std::vector<std::size_t>> sizes = {
+      {1, 1, 0, 1, 1, 0}, {1, 1, 1, 1, 1, 1}, {2, 2, 1, 2, 2, 1}};
+  for (std::size_t i = 0; i < 3; ++i) {
+    INFO("shard " << i);
+    REQUIRE(shard[i].size() == 6);  // as many batches as one input: every shard ends together
+    for (std::size_t b = 0; b < 6; ++b) CHECK(shard[i][b].size() == sizes[i][b]);
+  }
+  for (std::size_t b = 0; b < 6; ++b) {
+    Order joined;
+    for (std::size_t i = 0; i < 3; ++i)
+      joined.insert(joined.end(), shard[i][b].begin(), shard[i][b].end());
+    CHECK(joined == whole[b]);
+  }
+  // Each epoch visits every example once over the shards.
+  for (std::size_t e = 0; e < 2; ++e) {
+    Order seen;
+    for (std::size_t b = 3 * e; b < 3 * e + 3; ++b)
+      seen.insert(seen.end(), whole[b].begin(), whole[b].end());
+    std::sort(seen.begin(), seen.end());
+    Order all(kN);
+    std::iota(all.begin(), all.end(), std::int64_t{0});
+    CHECK(seen == all);
+  }
+  NumpyInputFn<float> fn(d.x.data(), kN, kF, d.y.data(),
+                         {.batch_size = 4, .shuffle = false, .num_shards = 3, .shard_index = 2});
+  CHECK(fn.capacity() == 2);  // ceil(4 / 3)
+  CHECK(fn.num_shards() == 3);
+  CHECK(fn.shard_index() == 2);
+}
+
+TEST_CASE("sharded input: bad num_shards and shard_index are rejected", "[data][input_fn][shard]") {
+  Synthetic d;
+  using Fn = NumpyInputFn<float>;
+  CHECK_THROWS_WITH(Fn(d.x.data(), kN, kF, d.y.data(), {.shuffle = false, .num_shards = 0}),
+                    "NumpyInputFn: num_shards must be >= 1, got 0");
+  CHECK_THROWS_WITH(
+      Fn(d.x.data(), kN, kF, d.y.data(), {.shuffle = false, .num_shards = 2, .shard_index = 2}),
+      "NumpyInputFn: shard_index must be in [0, num_shards) = [0, 2), got 2");
+  CHECK_THROWS_AS(
+      Fn(d.x.data(), kN, kF, d.y.data(), {.shuffle = false, .num_shards = 2, .shard_index = -1}),
+      std::invalid_argument);
+}

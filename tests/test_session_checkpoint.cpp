@@ -462,11 +462,12 @@ TEST_CASE("Session options: a chief-only StopAtStepHook(num_steps) counts from t
   CHECK(session.global_step() == 45);
 }
 
-TEST_CASE("Session options: a non-chief neither restores nor saves, and skips chief-only hooks",
+TEST_CASE("Session options: a non-chief restores, saves nothing and skips chief-only hooks",
           "[checkpoint][session][chief]") {
-  // monitored_session.py: `if not is_chief:` a WorkerSessionCreator (it waits for the chief and
-  // restores nothing) and MonitoredSession(hooks=hooks): no chief-only hooks, no
-  // CheckpointSaverHook.
+  // monitored_session.py: `if not is_chief:` MonitoredSession(hooks=hooks): no chief-only hooks,
+  // no CheckpointSaverHook. Its WorkerSessionCreator waits for the chief's restored variables,
+  // which the worker shares; here each process owns its variables, so a non-chief restores the
+  // chief's latest checkpoint itself (data-parallel ranks, docs/distributed.md).
   FakeDir dir;
   {
     Model m;
@@ -493,17 +494,19 @@ TEST_CASE("Session options: a non-chief neither restores nor saves, and skips ch
                                                            .saver = FakeSaver{&dir}},
         hooks(RecordingHook{&dir.events, "user"}, StopAtStepHook({.num_steps = 4})),
         chief_only_hooks(RecordingHook{&dir.events, "chief"}));
-    CHECK(session.global_step() == 0);  // not restored
+    CHECK(session.global_step() == 10);  // the chief's checkpoint at step 10
     CHECK(!session.hook<0>().has_value());  // the chief-only hook's slot
     CHECK(!session.hook<1>().has_value());  // the StepCounterHook's slot
     CHECK(!session.hook<2>().has_value());  // the SummarySaverHook's slot
     CHECK(!session.hook<3>().has_value());  // the saver hook's slot
     run_until_stop(session);
   }
-  CHECK(dir.restore_calls == 0);
+  CHECK(dir.restore_calls == 1);
+  REQUIRE(dir.restored.size() == 1);
+  CHECK(dir.restored[0].ends_with("-10"));
   CHECK(dir.saves.empty());
-  CHECK(dir.events == std::vector<std::string>{"user begin", "user after_create_session 0",
-                                               "user end 4"});
+  CHECK(dir.events == std::vector<std::string>{"user begin", "restore " + dir.restored[0],
+                                               "user after_create_session 10", "user end 14"});
 }
 
 TEST_CASE("Session options: without checkpoint_dir nothing is restored or written",

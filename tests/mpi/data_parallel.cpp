@@ -22,6 +22,7 @@
 #include <hookfuse/distributed/average_gradients_hook.hpp>
 #include <hookfuse/distributed/broadcast_global_variables_hook.hpp>
 #include <hookfuse/distributed/communicator.hpp>
+#include <hookfuse/distributed/divergence_check_hook.hpp>
 #include <hookfuse/hookfuse.hpp>
 
 namespace hf = hookfuse;
@@ -129,6 +130,7 @@ std::vector<float> train_single(MakeOpt make_opt, int first = 0, int rows = kGlo
 }
 
 /// This rank's share of each global batch, gradients averaged over the ranks.
+/// The ranks' variables are compared every 10 steps (DivergenceCheckHook).
 template <class MakeOpt>
 std::vector<float> train_data_parallel(MakeOpt make_opt, std::size_t* exchanged = nullptr) {
   const hd::Communicator& comm = *g_comm;
@@ -136,9 +138,11 @@ std::vector<float> train_data_parallel(MakeOpt make_opt, std::size_t* exchanged 
   Mlp m;
   hf::MonitoredTrainingSession s(make_opt().minimize(m.loss(), m.gs), hf::caller_feeds(per_rank),
                                  hf::hooks(hd::BroadcastGlobalVariablesHook(comm),
-                                           hd::AverageGradientsHook(comm)));
+                                           hd::AverageGradientsHook(comm),
+                                           hd::DivergenceCheckHook(comm, {.every_n_steps = 10})));
   for (int t = 0; t < kSteps; ++t) run_rows(s, t, comm.rank() * per_rank, per_rank);
   CHECK(m.gs.value == kSteps);
+  CHECK(s.template hook<hd::DivergenceCheckHook>().checks() == kSteps / 10);
   if (exchanged) *exchanged = s.template hook<hd::AverageGradientsHook>().float_elements();
   return m.values();
 }

@@ -6,6 +6,13 @@
 // does: each epoch visits every example exactly once, in a fresh permutation when shuffling;
 // batches never cross an epoch boundary, so the last batch of an epoch is short when batch_size
 // does not divide the example count (10 examples, batch 4: 4, 4, 2, 4, 4, 2, ...).
+//
+// Sharding (num_shards, shard_index; data-parallel ranks): every shard computes the same
+// permutation and the same batches of batch_size examples, the global batches, and takes its
+// contiguous slice of each: shard i of N gets rows [i * r / N, (i + 1) * r / N) of a batch of r
+// rows. The shards' slices, in shard order, are the global batch, and every shard has as many
+// batches as the unsharded input, so all shards end an epoch, and the input, at the same batch;
+// a slice may be empty (a batch of r < N rows), and is then still a batch, of 0 rows.
 #pragma once
 
 #include <cstddef>
@@ -83,6 +90,14 @@ struct NumpyInputFnOptions {
   /// For uint8 sources only (IDX images): feature value = pixel * scale; the default maps
   /// 0..255 onto [0, 1]. Ignored for arrays of the feature type.
   Scalar scale = Scalar(1) / Scalar(255);
+  /// Data-parallel input, as `Dataset.shard(num_shards, index)` but slicing each global batch:
+  /// `batch_size` is the global batch, and this input yields its shard's contiguous slice of
+  /// every global batch, rows [shard_index * r / num_shards, (shard_index + 1) * r / num_shards)
+  /// of a batch of r rows (possibly 0 rows). Every shard uses the same seed, so the slices of
+  /// the num_shards inputs together are the unsharded input's batches, and every shard yields
+  /// the same number of batches. num_shards >= 1; 0 <= shard_index < num_shards.
+  std::int64_t num_shards = 1;
+  std::int64_t shard_index = 0;
 };
 
 }  // namespace hookfuse::data
@@ -94,8 +109,8 @@ namespace hookfuse::detail {
 /// allocate.
 class BatchOrder {
  public:
-  /// Throws std::invalid_argument ("<who>: ...") on num_examples < 0, batch_size <= 0 or
-  /// num_epochs <= 0.
+  /// Throws std::invalid_argument ("<who>: ...") on num_examples < 0, batch_size <= 0,
+  /// num_epochs <= 0, num_shards < 1 or shard_index outside [0, num_shards).
   template <class Scalar>
   BatchOrder(const char* who, std::int64_t num_examples,
              const data::NumpyInputFnOptions<Scalar>& options)
@@ -103,19 +118,26 @@ class BatchOrder {
         batch_size_(options.batch_size),
         num_epochs_(options.num_epochs),
         shuffle_(options.shuffle),
-        seed_(options.seed) {
+        seed_(options.seed),
+        num_shards_(options.num_shards),
+        shard_index_(options.shard_index) {
     if (n_ < 0) fail(who, "num_examples must be >= 0, got " + std::to_string(n_));
     if (batch_size_ <= 0)
       fail(who, "batch_size must be > 0, got " + std::to_string(batch_size_));
     if (num_epochs_ && *num_epochs_ <= 0)
       fail(who, "num_epochs must be > 0 or std::nullopt (forever), got " +
                     std::to_string(*num_epochs_));
+    if (num_shards_ < 1) fail(who, "num_shards must be >= 1, got " + std::to_string(num_shards_));
+    if (shard_index_ < 0 || shard_index_ >= num_shards_)
+      fail(who, "shard_index must be in [0, num_shards) = [0, " + std::to_string(num_shards_) +
+                    "), got " + std::to_string(shard_index_));
     order_.resize(static_cast<std::size_t>(n_));
     reset();
   }
 
-  /// Moves to the next batch; false at end of input (all epochs delivered, or no examples),
-  /// after which rows() is 0 and next() stays false until reset().
+  /// Moves to the next batch (this shard's slice of the next global batch, possibly 0 rows);
+  /// false at end of input (all epochs delivered, or no examples), after which rows() is 0 and
+  /// next() stays false until reset().
   bool next() {
     if (done_) return false;
     if (pos_ == n_) {  // epoch finished (or no examples at all): start the next one, if any
@@ -127,9 +149,12 @@ class BatchOrder {
       ++epoch_;
       start_epoch();
     }
-    begin_ = pos_;
-    rows_ = batch_size_ < n_ - pos_ ? batch_size_ : n_ - pos_;
-    pos_ += rows_;
+    const std::int64_t global_rows = batch_size_ < n_ - pos_ ? batch_size_ : n_ - pos_;
+    const std::int64_t lo = shard_index_ * global_rows / num_shards_;
+    const std::int64_t hi = (shard_index_ + 1) * global_rows / num_shards_;
+    begin_ = pos_ + lo;
+    rows_ = hi - lo;
+    pos_ += global_rows;
     return true;
   }
 
@@ -149,8 +174,14 @@ class BatchOrder {
   std::int64_t rows() const { return rows_; }
   std::int64_t num_examples() const { return n_; }
   std::int64_t batch_size() const { return batch_size_; }
-  /// Rows a batch can hold at most: min(batch_size, num_examples).
-  std::int64_t capacity() const { return batch_size_ < n_ ? batch_size_ : n_; }
+  /// Rows a batch can hold at most: min(batch_size, num_examples), divided by num_shards and
+  /// rounded up (a shard's largest slice).
+  std::int64_t capacity() const {
+    const std::int64_t global = batch_size_ < n_ ? batch_size_ : n_;
+    return (global + num_shards_ - 1) / num_shards_;
+  }
+  std::int64_t num_shards() const { return num_shards_; }
+  std::int64_t shard_index() const { return shard_index_; }
   int epoch() const { return epoch_; }
   std::optional<int> num_epochs() const { return num_epochs_; }
   bool shuffle() const { return shuffle_; }
@@ -172,6 +203,8 @@ class BatchOrder {
   std::optional<int> num_epochs_;
   bool shuffle_;
   std::uint64_t seed_;
+  std::int64_t num_shards_;
+  std::int64_t shard_index_;
   std::vector<std::int64_t> order_;
   std::mt19937_64 rng_;
   std::int64_t pos_ = 0;    // next position in order_

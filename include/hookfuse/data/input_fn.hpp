@@ -32,8 +32,9 @@ namespace hookfuse::data {
 ///
 /// Shapes: features() is rows() x num_features() of X, row-major, one example per row (rows are
 /// the batch); labels() is rows() x 1 of Y (the targets; 0 x 1 without targets). rows() ==
-/// batch_size() except for the last batch of an epoch. X and Y are float, double, int32 or
-/// int64 (Y defaults to int32, class indices). All buffers are allocated in the constructor;
+/// batch_size() except for the last batch of an epoch; with options.num_shards > 1 a batch is
+/// this shard's slice of the global batch of batch_size() rows (batch_order.hpp), 0 rows or
+/// more. X and Y are float, double, int32 or int64 (Y defaults to int32, class indices). All buffers are allocated in the constructor;
 /// next(), features(), labels() and reset() never allocate. The maps returned by
 /// features()/labels() are valid until the next call to next() or reset().
 ///
@@ -144,14 +145,18 @@ class NumpyInputFn {
     else return BatchTensor<Y>{labels_.data(), 1};
   }
 
-  /// Examples in the current batch: batch_size() or fewer at the end of an epoch; 0 before the
-  /// first next() and after end of input.
+  /// Examples in the current batch: batch_size() or fewer at the end of an epoch (a shard: its
+  /// slice of that, possibly 0); 0 before the first next() and after end of input.
   std::int64_t rows() const { return order_.rows(); }
   std::int64_t num_features() const { return nf_; }
   std::int64_t num_examples() const { return order_.num_examples(); }
   std::int64_t batch_size() const { return order_.batch_size(); }
-  /// Rows the buffers hold: min(batch_size, num_examples).
+  /// Rows the buffers hold: min(batch_size, num_examples), divided by num_shards, rounded up.
   std::int64_t capacity() const { return order_.capacity(); }
+  /// The shards the global batches are split into, and this input's (options.num_shards,
+  /// options.shard_index).
+  std::int64_t num_shards() const { return order_.num_shards(); }
+  std::int64_t shard_index() const { return order_.shard_index(); }
   /// Zero-based epoch of the current batch (the last epoch after end of input).
   int epoch() const { return order_.epoch(); }
   std::optional<int> num_epochs() const { return order_.num_epochs(); }

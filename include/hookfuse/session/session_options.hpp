@@ -303,15 +303,17 @@ void create_summary_hooks(Hooks& hooks, const SessionOptions<Saver, C, L>& o) {
 #endif
 }
 
-/// The restore of a chief with a checkpoint_dir (TF: ChiefSessionCreator's
+/// The restore of a session with a checkpoint_dir (TF: ChiefSessionCreator's
 /// SessionManager.prepare_session): the latest checkpoint into `vars`, through the saver hook's
-/// saver (the one that saves next), or the options' saver when no hook saves; a saver that
-/// takes a logger gets the options' one. Logs TensorFlow's INFO line "Restoring parameters
-/// from <prefix>" (Saver.restore's) through the options' logger when a checkpoint was restored.
-/// Returns whether a checkpoint was restored.
+/// saver (the one that saves next), or the options' saver when no hook saves (a non-chief, a
+/// cadence <= 0); a saver that takes a logger gets the options' one. A non-chief restores too,
+/// reading the chief's directory and writing nothing: its variables are its own, where
+/// TensorFlow's workers share the chief's (on parameter servers) and wait for its restore.
+/// Logs TensorFlow's INFO line "Restoring parameters from <prefix>" (Saver.restore's) through
+/// the options' logger when a checkpoint was restored. Returns whether one was restored.
 template <class Slot, class Saver, class C, class L>
 bool restore_latest(Slot& checkpoint_slot, SessionOptions<Saver, C, L>& o, VariableList vars) {
-  if (!o.is_chief || o.checkpoint_dir.empty()) return false;
+  if (o.checkpoint_dir.empty()) return false;
   auto restore_with = [&](auto& saver) -> std::optional<std::string> {
     if constexpr (requires { saver.restore_latest(vars, o.checkpoint_dir, o.logger); })
       return saver.restore_latest(vars, o.checkpoint_dir, o.logger);

@@ -128,9 +128,11 @@ class MonitoredTrainingSession
   /// hosted builds; they write the model's summaries and "global_step/sec" into one event file),
   /// the CheckpointSaverHook (a chief with a checkpoint_dir; see SessionOptions for the
   /// cadences), then the user's hooks; session.hook<I>() counts them in that order, a chief-only
-  /// hook and each default hook as a ConditionalHook slot. A chief with a checkpoint_dir restores
-  /// the latest checkpoint there (the saver's restore_latest: every variable and the global step)
-  /// after binding the graph and before any hook's after_create_session, so
+  /// hook and each default hook as a ConditionalHook slot. A session with a checkpoint_dir,
+  /// chief or not, restores the latest checkpoint there (the saver's restore_latest: every
+  /// variable and the global step; a non-chief only reads the directory, as data-parallel ranks
+  /// restoring the chief's checkpoint) after binding the graph and before any hook's
+  /// after_create_session, so
   /// StopAtStepHook(num_steps) counts from the restored step and the saver hook's first save is at
   /// that step. A checkpoint that cannot be restored (its files missing or damaged: see
   /// SessionOptions::restore_fallback) throws from here, and nothing is written. Otherwise
