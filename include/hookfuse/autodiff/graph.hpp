@@ -18,6 +18,7 @@
 #include "hookfuse/autodiff/feed_check.hpp"
 #include "hookfuse/autodiff/fusion_policy.hpp"
 #include "hookfuse/autodiff/graph_slots.hpp"
+#include "hookfuse/autodiff/graph_traits.hpp"
 #include "hookfuse/autodiff/op_dispatch.hpp"
 #include "hookfuse/autodiff/tape.hpp"
 #include "hookfuse/autodiff/tape_tables.hpp"
@@ -31,13 +32,21 @@ namespace hookfuse {
 /// A model bound to buffers. `Loss` is the position of the loss on the tape; every tensor at or
 /// below it is computed by forward(), the rest only when fetched.
 template <class TapeT, std::size_t Loss>
-class Graph {
+class Graph : public GraphTraits<TapeT, Loss> {
+  // The compile-time queries (graph_traits.hpp): a dependent base, so its member templates are
+  // spelled Traits::template name<...> here.
+  using Traits = GraphTraits<TapeT, Loss>;
+  using typename Traits::placeholders;
+  using typename Traits::variables;
+  using Traits::names_;
+  using Traits::operands_;
+
  public:
-  using entries_type = typename TapeT::entries_type;
-  using names_type = typename TapeT::names_type;
-  static constexpr std::size_t size = std::tuple_size_v<entries_type>;
-  static constexpr std::size_t loss_index = Loss;
-  using scalar = typename std::tuple_element_t<Loss, entries_type>::scalar;
+  using typename Traits::entries_type;
+  using typename Traits::names_type;
+  using typename Traits::read_set;
+  using typename Traits::scalar;
+  using Traits::size;
 
   /// Lays out every buffer for batches of up to `capacity` rows. Throws ValueError naming the
   /// value when capacity < 0, or when a tensor's [rows, cols] for it holds more values than
@@ -55,14 +64,13 @@ class Graph {
                                 << static_cast<long long>(capacity))
                                    .str());
     // The placeholders, then the ops in tape order (each after its operands).
-    using placeholders =
-        detail::position_list<entries_type, detail::EntryKind::placeholder, size - 1>;
     [this]<std::size_t... P>(std::index_sequence<P...>) {
       (detail::reserve_placeholder(detail::get<P>(slots_), capacity_, P, names_[P]), ...);
     }(detail::position_sequence<placeholders>{});
     using ops = detail::position_list<entries_type, detail::EntryKind::op, size - 1>;
     [this]<std::size_t... P>(std::index_sequence<P...>) {
-      (detail::reserve_op<op_t<P>, op_arity<P>::value>(
+      (detail::reserve_op<typename Traits::template op_t<P>,
+                          Traits::template op_arity<P>::value>(
            detail::get<P>(kernels_), detail::get<P>(slots_), capacity_, adjoints_, P, names_[P],
            detail::get<operands_[P][0]>(slots_), detail::get<operands_[P][1]>(slots_),
            detail::get<operands_[P][2]>(slots_)),
@@ -72,25 +80,6 @@ class Graph {
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
   Graph(Graph&&) = default;
-
-  /// Position of a named tensor on the tape, or detail::npos.
-  template <fixed_string Name>
-  static constexpr std::size_t index_of = detail::name_index<Name, names_type>::value;
-  template <fixed_string Name>
-  static constexpr bool has = index_of<Name> != detail::npos;
-  /// Compile-time dims of a named tensor (Name must exist).
-  template <fixed_string Name>
-  static constexpr Dims dims_of = std::tuple_element_t<index_of<Name>, entries_type>::dims;
-  /// The named tensor has an adjoint after backward(): the loss depends on it and it depends
-  /// on a Variable.
-  template <fixed_string Name>
-  static constexpr bool has_adjoint = [] {
-    if constexpr (has<Name>)
-      return index_of<Name> <= Loss &&
-             std::tuple_element_t<index_of<Name>, entries_type>::requires_grad;
-    else
-      return false;
-  }();
 
   /// Points the placeholder `Name` at `rows` x `cols` values of its scalar type, row-major (one
   /// example per row; a [rows] vector for a one-column placeholder), like one entry of
@@ -105,11 +94,12 @@ class Graph {
   /// > 0; otherwise throws ShapeError naming the placeholder and both shapes.
   template <fixed_string Name, class T>
   void feed(const T* data, Index rows, Index cols) {
-    static_assert(has<Name>, "hookfuse: the model has no placeholder with this name");
-    if constexpr (has<Name>) {
-      static_assert(is_placeholder_at<index_of<Name>>(),
+    constexpr std::size_t i = Traits::template index_of<Name>;
+    static_assert(i != detail::npos, "hookfuse: the model has no placeholder with this name");
+    if constexpr (i != detail::npos) {
+      static_assert(Traits::template is_placeholder_at<i>(),
                     "hookfuse: feed: this name is not a placeholder of the model");
-      using Sl = std::remove_cvref_t<decltype(detail::get<index_of<Name>>(slots_))>;
+      using Sl = std::remove_cvref_t<decltype(detail::get<i>(slots_))>;
       if constexpr (detail::check_feed_scalar<Name, typename Sl::S, std::remove_cv_t<T>>())
         feed_checked<Name>(data, rows, cols);
     }
@@ -121,9 +111,10 @@ class Graph {
   /// end; give the columns (three arguments) or feed a matrix, whose size is checked.
   template <fixed_string Name, class T>
   void feed(const T* data, Index rows) {
-    static_assert(has<Name>, "hookfuse: the model has no placeholder with this name");
-    if constexpr (has<Name>) {
-      if constexpr (detail::check_rows_only_feed<Name, dims_of<Name>.cols>())
+    constexpr std::size_t i = Traits::template index_of<Name>;
+    static_assert(i != detail::npos, "hookfuse: the model has no placeholder with this name");
+    if constexpr (i != detail::npos) {
+      if constexpr (detail::check_rows_only_feed<Name, Traits::template dims_of<Name>.cols>())
         feed<Name>(data, rows, 1);
     }
   }
@@ -133,12 +124,13 @@ class Graph {
   /// against the placeholder's at compile time. The matrix must outlive the step's fetches.
   template <fixed_string Name, class Derived>
   void feed(const Eigen::MatrixBase<Derived>& m) {
-    static_assert(has<Name>, "hookfuse: the model has no placeholder with this name");
-    if constexpr (has<Name>) {
+    constexpr std::size_t i = Traits::template index_of<Name>;
+    static_assert(i != detail::npos, "hookfuse: the model has no placeholder with this name");
+    if constexpr (i != detail::npos) {
       static_assert(Derived::ColsAtCompileTime == 1 || Derived::IsRowMajor,
                     "hookfuse: feed: a matrix with several columns must be row-major "
                     "(rows are the batch, one example contiguous)");
-      using Sl = std::remove_cvref_t<decltype(detail::get<index_of<Name>>(slots_))>;
+      using Sl = std::remove_cvref_t<decltype(detail::get<i>(slots_))>;
       if constexpr (detail::check_feed_cols<Name, Sl::D.cols, Derived::ColsAtCompileTime>()) {
         const auto& d = m.derived();
         if (d.innerStride() != 1 || (d.rows() > 1 && d.cols() > 1 && d.outerStride() != d.cols()))
@@ -163,17 +155,18 @@ class Graph {
   /// placeholder and both shapes). What an input's feeds check when a session is built.
   template <fixed_string Name, class T>
   void check_feed(Index cols) const {
-    static_assert(has<Name>, "hookfuse: the model has no placeholder with this name");
-    if constexpr (has<Name>) {
-      static_assert(is_placeholder_at<index_of<Name>>(),
+    constexpr std::size_t i = Traits::template index_of<Name>;
+    static_assert(i != detail::npos, "hookfuse: the model has no placeholder with this name");
+    if constexpr (i != detail::npos) {
+      static_assert(Traits::template is_placeholder_at<i>(),
                     "hookfuse: feed: this name is not a placeholder of the model");
-      using Sl = std::remove_cvref_t<decltype(detail::get<index_of<Name>>(slots_))>;
+      using Sl = std::remove_cvref_t<decltype(detail::get<i>(slots_))>;
       if constexpr (detail::check_feed_scalar<Name, typename Sl::S, std::remove_cv_t<T>>()) {
         if (cols != placeholder_cols<Name>()) {
           detail::ErrorMessage m;
           m << "hookfuse: feed '" << Name.view() << "': the data has "
             << static_cast<long long>(cols) << " columns, the placeholder is ";
-          detail::describe_placeholder(m, detail::get<index_of<Name>>(slots_));
+          detail::describe_placeholder(m, detail::get<i>(slots_));
           detail::fail<ShapeError>(m.str());
         }
       }
@@ -199,25 +192,22 @@ class Graph {
   /// Whether the placeholder `Name` was fed since the last clear_feeds().
   template <fixed_string Name>
   bool fed() const {
-    static_assert(has<Name> && is_placeholder_at<index_of<Name>>(),
+    constexpr std::size_t i = Traits::template index_of<Name>;
+    static_assert(Traits::template has<Name> && Traits::template is_placeholder_at<i>(),
                   "hookfuse: the model has no placeholder with this name");
-    return detail::get<index_of<Name>>(slots_).fed;
+    return detail::get<i>(slots_).fed;
   }
-
-  /// The placeholders a step reads, by tape position: filled by check_fed() for the loss and
-  /// each tensor the step fetches, then checked as a whole by check_same_rows().
-  using read_set = std::array<bool, size>;
 
   /// Before a step reads anything: throws ShapeError naming the reader and the placeholders
   /// unless every placeholder the loss (Name empty, the forward pass) or the tensor `Name`
   /// reads was fed, with one row count; marks those placeholders in `reads`.
   template <fixed_string Name = "">
   void check_fed(read_set& reads) const {
-    constexpr std::size_t target = Name.view().empty() ? Loss : index_of<Name>;
+    constexpr std::size_t target = Name.view().empty() ? Loss : Traits::template index_of<Name>;
     static_assert(target != detail::npos, "hookfuse: the model has no tensor with this name");
     if constexpr (target != detail::npos) {
       check_feeds<target>(Name.view());
-      mark_read(reads, placeholders_read<target>{});
+      mark_read(reads, typename Traits::template placeholders_read<target>{});
     }
   }
   /// Throws ShapeError naming the placeholders and their rows unless the batched placeholders
@@ -235,7 +225,8 @@ class Graph {
     computed_.fill(false);
     using ops = detail::position_list<entries_type, detail::EntryKind::op, Loss>;
     [this]<std::size_t... P>(std::index_sequence<P...>) {
-      (detail::forward_op<op_t<P>, op_arity<P>::value>(
+      (detail::forward_op<typename Traits::template op_t<P>,
+                          Traits::template op_arity<P>::value>(
            detail::get<P>(kernels_), detail::get<P>(slots_), detail::get<operands_[P][0]>(slots_),
            detail::get<operands_[P][1]>(slots_), detail::get<operands_[P][2]>(slots_)),
        ...);
@@ -307,39 +298,23 @@ class Graph {
       step_variables<detail::VariableStep::apply_fused, Pin, true>(optimizer);
   }
 
-  /// True when the update of the Variable at tape position I is folded into the backward pass
-  /// under policy Pin: the variable is not pinned under any of its names (its own or a
-  /// `named` alias), is an operand exactly once on the whole tape, that use lies in the loss's
-  /// graph, and no other operand of that op is a Variable (whose backward could read this one
-  /// after its update), except for an addition, whose backward reads no operand. (A second use
-  /// would read the value after the update, or contribute a second gradient term after it.)
-  template <class Pin, std::size_t I>
-  static constexpr bool update_fused_at() {
-    return detail::fused_variables<entries_type, names_type, Loss, Pin>[I];
-  }
-
-  /// update_fused_at for a Variable by name (false for an unknown name or a non-variable).
-  template <class Pin, fixed_string Name>
-  static constexpr bool update_fused() {
-    if constexpr (has<Name>) return update_fused_at<Pin, index_of<Name>>();
-    else return false;
-  }
-
   /// Returns the value of the named tensor, computing it (and what it reads) unless forward() or
   /// an earlier compute() did since the last feed: a tensor outside the loss's graph, or any
   /// tensor before the first forward pass. Throws ShapeError naming the tensor and the
   /// placeholder when it reads a placeholder that was not fed (never reads unfed input).
   template <fixed_string Name>
   auto compute() {
+    constexpr bool known = Traits::template has<Name>;
     static_assert(
-        detail::check_tensor_name<"graph.compute<name>() asks for", Name, has<Name>, names_type>());
-    constexpr std::size_t i = has<Name> ? index_of<Name> : 0;  // 0: no second error
+        detail::check_tensor_name<"graph.compute<name>() asks for", Name, known, names_type>());
+    constexpr std::size_t i = known ? Traits::template index_of<Name> : 0;  // 0: no second error
     if (!computed_[i]) {
       check_feeds<i>(Name.view());
       using ops = detail::position_list<entries_type, detail::EntryKind::reached_op, i>;
       [this]<std::size_t... P>(std::index_sequence<P...>) {
         ((computed_[P] ||
-          (detail::forward_op<op_t<P>, op_arity<P>::value>(
+          (detail::forward_op<typename Traits::template op_t<P>,
+                              Traits::template op_arity<P>::value>(
                detail::get<P>(kernels_), detail::get<P>(slots_),
                detail::get<operands_[P][0]>(slots_), detail::get<operands_[P][1]>(slots_),
                detail::get<operands_[P][2]>(slots_)),
@@ -353,16 +328,18 @@ class Graph {
   /// The current value of a named tensor (valid after forward(), or compute() beyond the loss).
   template <fixed_string Name>
   auto value() {
+    constexpr bool known = Traits::template has<Name>;
     static_assert(
-        detail::check_tensor_name<"graph.value<name>() asks for", Name, has<Name>, names_type>());
-    return detail::get<has<Name> ? index_of<Name> : 0>(slots_).value();
+        detail::check_tensor_name<"graph.value<name>() asks for", Name, known, names_type>());
+    return detail::get<known ? Traits::template index_of<Name> : 0>(slots_).value();
   }
   /// The adjoint d loss / d tensor of a named tensor after backward().
   template <fixed_string Name>
   auto adjoint() {
+    constexpr bool known = Traits::template has<Name>;
     static_assert(
-        detail::check_tensor_name<"graph.adjoint<name>() asks for", Name, has<Name>, names_type>());
-    return detail::get<has<Name> ? index_of<Name> : 0>(slots_).adjoint();
+        detail::check_tensor_name<"graph.adjoint<name>() asks for", Name, known, names_type>());
+    return detail::get<known ? Traits::template index_of<Name> : 0>(slots_).adjoint();
   }
 
   /// Calls f(variable) for every Variable of the model, in tape order.
@@ -375,9 +352,10 @@ class Graph {
   /// Placeholder at run time); 0 for a tensor that is not a placeholder.
   template <fixed_string Name>
   Index placeholder_cols() const {
-    static_assert(has<Name>, "hookfuse: the model has no placeholder with this name");
-    if constexpr (is_placeholder_at<index_of<Name>>())
-      return detail::get<index_of<Name>>(slots_).current.cols;
+    constexpr std::size_t i = Traits::template index_of<Name>;
+    static_assert(i != detail::npos, "hookfuse: the model has no placeholder with this name");
+    if constexpr (Traits::template is_placeholder_at<i>())
+      return detail::get<i>(slots_).current.cols;
     else
       return 0;
   }
@@ -386,16 +364,10 @@ class Graph {
   Index capacity() const { return capacity_; }
 
  private:
-  /// The tape positions of the Variables (detail::position_list).
-  using variables = detail::position_list<entries_type, detail::EntryKind::variable, size - 1>;
-
-  template <std::size_t I>
-  static constexpr bool is_placeholder_at() {
-    return requires { typename std::tuple_element_t<I, entries_type>::placeholder_type; };
-  }
   template <fixed_string Name, class T>
   void feed_checked(const T* data, Index rows, Index cols) {
-    detail::feed_slot<Name>(detail::get<index_of<Name>>(slots_), data, rows, cols, capacity_);
+    detail::feed_slot<Name>(detail::get<Traits::template index_of<Name>>(slots_), data, rows, cols,
+                            capacity_);
     computed_.fill(false);
   }
 
@@ -404,31 +376,14 @@ class Graph {
   /// fetched (empty: the forward pass).
   template <std::size_t Target>
   void check_feeds(std::string_view what) const {
-    detail::check_feeds_of(slots_, names_, what, placeholders_read<Target>{});
+    detail::check_feeds_of(slots_, names_, what,
+                           typename Traits::template placeholders_read<Target>{});
   }
-
-  /// The placeholders entry Target reads (tape positions, in tape order).
-  template <std::size_t Target>
-  using placeholders_read = detail::position_sequence<
-      detail::position_list<entries_type, detail::EntryKind::reached_placeholder, Target>>;
-  using placeholders =
-      detail::position_list<entries_type, detail::EntryKind::placeholder, size - 1>;
 
   template <std::size_t... I>
   static void mark_read(read_set& reads, std::index_sequence<I...>) {
     ((reads[I] = true), ...);
   }
-  /// The op of tape entry I, and its operand count.
-  template <std::size_t I>
-  using op_t = typename std::tuple_element_t<I, entries_type>::op_type;
-  /// (A type, not a static member variable: a member variable of the Graph is a symbol that
-  /// spells the Graph's whole tape, one per entry, and the compiler names each of them.)
-  template <std::size_t I>
-  using op_arity = std::integral_constant<std::size_t,
-                                          std::tuple_element_t<I, entries_type>::children.size()>;
-  /// Each entry's operands (detail::operand_triples) and name (for bind's messages).
-  static constexpr auto operands_ = detail::operand_triples<entries_type>;
-  static constexpr auto names_ = detail::position_names<names_type, size>;
 
   /// The optimizer's Step for every Variable whose update is fused (Fused) or not (!Fused).
   template <detail::VariableStep Step, class Pin, bool Fused, class Optimizer>
