@@ -73,6 +73,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <type_traits>
 #include <utility>
@@ -120,6 +121,19 @@ struct ExampleSchedule {
     return constant;
   }
 };
+
+#ifdef HOOKFUSE_WITH_MPI
+/// The session's logger under MPI: the chief's INFO lines, and every rank's warnings and errors.
+struct RankLogger {
+  bool chief = true;
+  void log(hf::Severity s, std::string_view line) const {
+    if (chief || s >= hf::Severity::warning) hf::StderrLogger{}.log(s, line);
+  }
+};
+using ExampleSessionOptions = hf::SessionOptions<hf::DefaultSaver, hf::SteadyClock, RankLogger>;
+#else
+using ExampleSessionOptions = hf::SessionOptions<>;
+#endif
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -261,9 +275,12 @@ int main(int argc, char** argv) try {
   const std::int64_t last_step = max_steps.value_or(steps_per_epoch * epochs);
 
   // Every rank restores from --model_dir; only the chief writes to it.
-  hf::SessionOptions options{.is_chief = chief,
-                             .checkpoint_dir = model_dir,
-                             .save_checkpoint_steps = save_checkpoint_steps};
+  ExampleSessionOptions options{.is_chief = chief,
+                                .checkpoint_dir = model_dir,
+                                .save_checkpoint_steps = save_checkpoint_steps};
+#ifdef HOOKFUSE_WITH_MPI
+  options.logger.chief = chief;
+#endif
   if (!warm_start_from.empty()) options.warm_start_from = hf::io::WarmStart{warm_start_from};
 
   // One session type per optimizer (its slots are part of the session and the checkpoint).

@@ -85,15 +85,19 @@ int main(int argc, char** argv) try {
   };
   for (const auto& [name, type] : types_a)
     if (!types_b.contains(name)) {
-      if (is_float(type)) fail("'" + name + "' is in A only");
-      else std::printf("%s: in A only, not compared\n", name.c_str());
+      if (is_float(type))
+        fail("'" + name + "' is in A only");
+      else
+        std::printf("%s: in A only, not compared\n", name.c_str());
     }
   double worst = 0;
   for (const auto& [name, type] : types_b) {
     const auto it = types_a.find(name);
     if (it == types_a.end()) {
-      if (is_float(type)) fail("'" + name + "' is in B only");
-      else std::printf("%s: in B only, not compared\n", name.c_str());
+      if (is_float(type))
+        fail("'" + name + "' is in B only");
+      else
+        std::printf("%s: in B only, not compared\n", name.c_str());
       continue;
     }
     if (it->second != type) {
