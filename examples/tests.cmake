@@ -72,6 +72,27 @@ endif()
 hookfuse_add_example_test(NAME example.fashion_mnist_cosine TARGET fashion_mnist
                           ARGS --lr_schedule cosine --max_steps 300 --batch_size 32
                           PASS_REGULAR_EXPRESSION "lr_schedule: cosine\n.*global_step: 300\nfinal_learning_rate: 0\\.0010027[0-9]*\n.*test_accuracy: 0\\.[6-9]")
+# Data-parallel: `mpirun -np 2 fashion_mnist_mpi` and one fashion_mnist process, 200 steps at
+# global batch 32, end with the same variables (relative 1e-5; tests/io/checkpoint_compare.cpp)
+# (examples/fashion_mnist/mpi_test.sh; skipped without MPI or the Fashion-MNIST files). The
+# timeout turns a hang (a rank waiting in a collective) into a failure.
+if(HOOKFUSE_BUILD_TESTS AND TARGET fashion_mnist)
+  if(TARGET fashion_mnist_mpi)
+    add_executable(checkpoint_compare "${PROJECT_SOURCE_DIR}/tests/io/checkpoint_compare.cpp")
+    target_link_libraries(checkpoint_compare PRIVATE hookfuse::hookfuse hookfuse_warnings)
+    set_target_properties(checkpoint_compare PROPERTIES RUNTIME_OUTPUT_DIRECTORY
+                          "${CMAKE_CURRENT_BINARY_DIR}")
+    add_test(NAME example.fashion_mnist_mpi
+      COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/fashion_mnist/mpi_test.sh" "${MPIEXEC_EXECUTABLE}"
+        "$<TARGET_FILE:fashion_mnist_mpi>" "$<TARGET_FILE:fashion_mnist>"
+        "$<TARGET_FILE:checkpoint_compare>" "${CMAKE_CURRENT_BINARY_DIR}/fashion_mnist_mpi_run")
+  else()
+    add_test(NAME example.fashion_mnist_mpi
+      COMMAND sh -c "echo 'SKIPPED: example.fashion_mnist_mpi: no fashion_mnist_mpi (MPI not found: Debian libopenmpi-dev openmpi-bin, scripts/install-deps.sh; or the sanitizer build)'; exit 77")
+  endif()
+  set_tests_properties(example.fashion_mnist_mpi PROPERTIES LABELS "example;mpi"
+                       SKIP_RETURN_CODE 77 TIMEOUT 300)
+endif()
 # Adam against scripts/fashion_mnist_numpy_reference.py, the same training in plain numpy drawing
 # the same weights and batches: 300 steps of seed 7 give the same test loss and accuracy
 # (examples/fashion_mnist/numpy_reference_test.sh; skipped without Fashion-MNIST or numpy).

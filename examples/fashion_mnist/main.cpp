@@ -35,6 +35,17 @@
 // it trains on exactly the batches an uninterrupted run would (TensorFlow's numpy_input_fn would
 // start its epoch again instead). The last line of output is "test_accuracy: <value>".
 //
+// Under MPI (the target fashion_mnist_mpi, HOOKFUSE_WITH_MPI; `mpirun -np N fashion_mnist_mpi`):
+// data-parallel training as Horovod's, the global batch of --batch_size rows split across the N
+// ranks (NumpyInputFnOptions num_shards = N, shard_index = rank: every rank draws the same
+// seeded permutation and takes its slice of each global batch); hooks
+// BroadcastGlobalVariablesHook (rank 0's variables to every rank after any restore),
+// AverageGradientsHook (the mean of the ranks' gradients each step), --divergence_check_steps
+// (DivergenceCheckHook) and SyncStopHook (a stop on one rank stops all). Rank 0 is the chief
+// (SessionOptions::is_chief): it alone writes checkpoints and the event file to --model_dir,
+// prints the log lines and evaluates the test set; the other ranks print nothing but errors.
+// --threads T: the matrix products' threads per rank (OpenMP, hookfuse/autodiff/threads.hpp).
+//
 // Bad input never aborts: a flag out of range (NaN and infinities included), a missing or
 // malformed data file (load_fashion_mnist's checks: IDX layout, 28x28 images, labels 0..9, at
 // least one example) or a training error prints one "fashion_mnist: ..." line naming the flag
@@ -52,9 +63,17 @@
 #include <hookfuse/data/idx.hpp>
 #include <hookfuse/data/input_fn.hpp>
 #include <hookfuse/hookfuse.hpp>
+#ifdef HOOKFUSE_WITH_MPI
+#include <hookfuse/distributed/average_gradients_hook.hpp>
+#include <hookfuse/distributed/broadcast_global_variables_hook.hpp>
+#include <hookfuse/distributed/communicator.hpp>
+#include <hookfuse/distributed/divergence_check_hook.hpp>
+#include <hookfuse/distributed/sync_stop_hook.hpp>
+#endif
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <type_traits>
 #include <utility>
@@ -62,6 +81,9 @@
 #include "../cli_checks.hpp"
 
 namespace hf = hookfuse;
+#ifdef HOOKFUSE_WITH_MPI
+namespace hd = hookfuse::distributed;
+#endif
 
 namespace {
 using example_cli::finite_in;
@@ -99,9 +121,39 @@ struct ExampleSchedule {
     return constant;
   }
 };
+
+#ifdef HOOKFUSE_WITH_MPI
+/// The session's logger under MPI: the chief's INFO lines, and every rank's warnings and errors.
+struct RankLogger {
+  bool chief = true;
+  void log(hf::Severity s, std::string_view line) const {
+    if (chief || s >= hf::Severity::warning) hf::StderrLogger{}.log(s, line);
+  }
+};
+using ExampleSessionOptions = hf::SessionOptions<hf::DefaultSaver, hf::SteadyClock, RankLogger>;
+#else
+using ExampleSessionOptions = hf::SessionOptions<>;
+#endif
 }  // namespace
 
 int main(int argc, char** argv) try {
+#ifdef HOOKFUSE_WITH_MPI
+  // First in main(), last to go: MPI_Init_thread before the flags (it may take its own
+  // arguments out of argv), MPI_Finalize after every Communicator is gone.
+  hd::MpiEnvironment mpi(argc, argv);
+  hd::Communicator comm;  // MPI_COMM_WORLD
+  const std::int64_t rank = comm.rank(), num_ranks = comm.size();
+  const bool chief = rank == 0;
+  // A training error on one rank (a NaN loss, a failed write) would leave the others waiting in
+  // the next allreduce: end the whole job.
+  const auto abort_job = [&] {
+    if (num_ranks > 1) MPI_Abort(MPI_COMM_WORLD, 1);
+  };
+#else
+  constexpr std::int64_t rank = 0, num_ranks = 1;
+  constexpr bool chief = true;
+  const auto abort_job = [] {};
+#endif
   CLI::App app{"Fashion-MNIST MLP (784 -> 256 ReLU -> 10) trained with hookfuse"};
   int epochs = 1;
   std::int64_t batch_size = 32;
@@ -115,6 +167,10 @@ int main(int argc, char** argv) try {
   std::string warm_start_from;
   std::string lr_schedule = "none";
   bool progress = false;
+#ifdef HOOKFUSE_WITH_MPI
+  int threads = 1;
+  std::int64_t divergence_check_steps = 0;
+#endif
   // The bounds keep every step count in range of std::int64_t: at most 60000 * 10000 steps
   // from --epochs (Fashion-MNIST's 60000 examples at batch 1), or --max_steps.
   app.add_option("--epochs", epochs, "passes over the training set")->check(integer_in(1, 10000));
@@ -153,7 +209,26 @@ int main(int argc, char** argv) try {
   app.add_flag("--progress", progress,
                "draw a progress bar (loss, accuracy, steps/sec, ETA) on stderr instead of the "
                "loss/accuracy and step-rate log lines");
+#ifdef HOOKFUSE_WITH_MPI
+  app.add_option("--threads", threads,
+                 "threads of the matrix products on each rank (OpenMP; 1 without OpenMP)")
+      ->check(integer_in(1, 256));
+  app.add_option("--divergence_check_steps", divergence_check_steps,
+                 "check every this many steps that all ranks hold the same variables "
+                 "(DivergenceCheckHook; 0: never)")
+      ->check(integer_in(std::int64_t{0}, std::int64_t{1000000000}));
+#endif
   if (const auto status = example_cli::parse(app, argc, argv, "fashion_mnist")) return *status;
+#ifdef HOOKFUSE_WITH_MPI
+  if (batch_size % num_ranks != 0) {
+    std::fprintf(stderr,
+                 "fashion_mnist: --batch_size %lld must be a multiple of the number of ranks "
+                 "(%lld): every rank trains on an equal slice of the global batch\n",
+                 static_cast<long long>(batch_size), static_cast<long long>(num_ranks));
+    return 2;
+  }
+  hf::set_intra_op_parallelism_threads(threads);
+#endif
   if (!model_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(model_dir, ec);
@@ -172,10 +247,11 @@ int main(int argc, char** argv) try {
     std::fprintf(stderr, "fashion_mnist: %s\n", e.what());
     return 1;
   }
-  std::printf("train: %lld examples, test: %lld examples, %lld features\n",
-              static_cast<long long>(train.images.count),
-              static_cast<long long>(test.images.count),
-              static_cast<long long>(train.images.features()));
+  if (chief)
+    std::printf("train: %lld examples, test: %lld examples, %lld features\n",
+                static_cast<long long>(train.images.count),
+                static_cast<long long>(test.images.count),
+                static_cast<long long>(train.images.features()));
 
   // The model. Rows are the batch.
   hf::Placeholder<"x", float, 784> x;                   // [batch, 784] pixels in [0, 1]
@@ -193,12 +269,18 @@ int main(int argc, char** argv) try {
   hf::GlobalStep global_step;
 
   hf::data::NumpyInputFn<float> train_input(
-      train, {.batch_size = batch_size, .num_epochs = epochs, .shuffle = true, .seed = seed});
+      train, {.batch_size = batch_size, .num_epochs = epochs, .shuffle = true, .seed = seed,
+              .num_shards = num_ranks, .shard_index = rank});
   const std::int64_t steps_per_epoch = (train.images.count + batch_size - 1) / batch_size;
   const std::int64_t last_step = max_steps.value_or(steps_per_epoch * epochs);
 
-  hf::SessionOptions options{.checkpoint_dir = model_dir,
-                             .save_checkpoint_steps = save_checkpoint_steps};
+  // Every rank restores from --model_dir; only the chief writes to it.
+  ExampleSessionOptions options{.is_chief = chief,
+                                .checkpoint_dir = model_dir,
+                                .save_checkpoint_steps = save_checkpoint_steps};
+#ifdef HOOKFUSE_WITH_MPI
+  options.logger.chief = chief;
+#endif
   if (!warm_start_from.empty()) options.warm_start_from = hf::io::WarmStart{warm_start_from};
 
   // One session type per optimizer (its slots are part of the session and the checkpoint).
@@ -210,22 +292,38 @@ int main(int argc, char** argv) try {
       hf::MonitoredTrainingSession session(
           opt.minimize(loss, global_step), hf::feeds<"x", "labels">(train_input),
           std::move(options),
-          hf::hooks(hf::StopAtStepHook({.last_step = last_step}),
-                    // The session installs TF's StepCounterHook when it has a directory.
-                    hf::ConditionalHook(hf::StepCounterHook<>({.every_n_steps = 100}),
-                                        model_dir.empty() && !progress),
-                    hf::NanTensorHook<"loss">(),
-                    hf::ConditionalHook(
-                        hf::LoggingTensorHook<"loss", "accuracy">({.every_n_iter = 100}),
-                        !progress),
-                    hf::ConditionalHook(
-                        hf::ProgressBarHook<"loss", "accuracy">({.total = last_step}), progress),
-                    hf::ConditionalHook(hf::LearningRateSchedulerHook(schedule),
-                                        schedule.kind != ExampleSchedule::Kind::none)),
+          hf::hooks(
+#ifdef HOOKFUSE_WITH_MPI
+              // First: the hooks after it see rank 0's (possibly restored) variables.
+              hd::BroadcastGlobalVariablesHook(comm), hd::AverageGradientsHook(comm),
+#endif
+              hf::StopAtStepHook({.last_step = last_step}),
+              // The session installs TF's StepCounterHook when it has a directory.
+              hf::ConditionalHook(hf::StepCounterHook<>({.every_n_steps = 100}),
+                                  model_dir.empty() && !progress && chief),
+              hf::NanTensorHook<"loss">(),
+              // Under MPI: rank 0's loss and accuracy, those of its slice of the batch.
+              hf::ConditionalHook(
+                  hf::LoggingTensorHook<"loss", "accuracy">({.every_n_iter = 100}),
+                  !progress && chief),
+              hf::ConditionalHook(hf::ProgressBarHook<"loss", "accuracy">({.total = last_step}),
+                                  progress && chief),
+              hf::ConditionalHook(hf::LearningRateSchedulerHook(schedule),
+                                  schedule.kind != ExampleSchedule::Kind::none)
+#ifdef HOOKFUSE_WITH_MPI
+              ,
+              hf::ConditionalHook(
+                  hd::DivergenceCheckHook(
+                      comm, {.every_n_steps = std::max<std::int64_t>(divergence_check_steps, 1)}),
+                  divergence_check_steps > 0),
+              hd::SyncStopHook(comm)  // last: sees every other hook's stop
+#endif
+              ),
           loss_summary, accuracy_summary);
       if (session.restored_from_checkpoint()) {
         // Resume the batch order where the checkpoint left it: skip the batches trained so far.
-        std::printf("resumed at global_step: %lld\n", static_cast<long long>(global_step.value));
+        if (chief)
+          std::printf("resumed at global_step: %lld\n", static_cast<long long>(global_step.value));
         for (std::int64_t i = 0; i < global_step.value && train_input.next(); ++i) {
         }
       }
@@ -235,13 +333,20 @@ int main(int argc, char** argv) try {
       // error is raised, so a failed end() exits 1 (the destructor would only log it).
       session.close();
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "fashion_mnist: %s\n", e.what());
+      if (num_ranks > 1)
+        std::fprintf(stderr, "fashion_mnist: rank %lld: %s\n", static_cast<long long>(rank),
+                     e.what());
+      else
+        std::fprintf(stderr, "fashion_mnist: %s\n", e.what());
+      abort_job();
       return false;
     }
     return true;
   };
-  std::printf("optimizer: %s\n", optimizer.c_str());
-  std::printf("lr_schedule: %s\n", lr_schedule.c_str());
+  if (chief) {
+    std::printf("optimizer: %s\n", optimizer.c_str());
+    std::printf("lr_schedule: %s\n", lr_schedule.c_str());
+  }
   bool trained = false;
   if (optimizer == "momentum")
     trained = train_with(hf::MomentumOptimizer(learning_rate.value_or(0.01), 0.9));
@@ -254,6 +359,8 @@ int main(int argc, char** argv) try {
   else
     trained = train_with(hf::GradientDescentOptimizer(learning_rate.value_or(0.1)));
   if (!trained) return 1;
+  // Evaluation and the summary lines: the chief's (every rank holds the same variables).
+  if (!chief) return 0;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
                              .count();
   const double epochs_done =
