@@ -1,5 +1,5 @@
 # embedded/check_core_headers.cmake: the core headers (all of include/hookfuse except data/, io/,
-# the Estimator (estimator/, nn/variable_store.hpp), the streaming metrics (metrics/) and the
+# distributed/ (MPI, hosted builds only), the Estimator (estimator/, nn/variable_store.hpp), the streaming metrics (metrics/) and the
 # hosted-only hooks: summary_saver_hook.hpp, variable_initialization_hook.hpp and
 # profiler_hook.hpp (files), final_ops_hook.hpp (copies at end() into std::vector),
 # global_step_waiter_hook.hpp (sleeps with std::this_thread), csv_logger_hook.hpp (a file, through
@@ -9,7 +9,7 @@
 file(GLOB_RECURSE headers "${INCLUDE_DIR}/hookfuse/*.hpp")
 set(bad "")
 foreach(h IN LISTS headers)
-  if(h MATCHES "/hookfuse/(data|io|estimator|metrics)/" OR h MATCHES "/hookfuse/nn/variable_store\\.hpp$" OR h MATCHES "/hookfuse/hooks/(summary_saver|variable_initialization|profiler|final_ops|global_step_waiter|csv_logger|progress_bar)_hook\\.hpp$")
+  if(h MATCHES "/hookfuse/(data|io|estimator|metrics|distributed)/" OR h MATCHES "/hookfuse/nn/variable_store\\.hpp$" OR h MATCHES "/hookfuse/hooks/(summary_saver|variable_initialization|profiler|final_ops|global_step_waiter|csv_logger|progress_bar)_hook\\.hpp$")
     continue()
   endif()
   file(STRINGS "${h}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*<(iostream|fstream|sstream|filesystem|functional|thread|mutex|vector|map|list|deque)>|std::function<")
