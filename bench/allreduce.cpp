@@ -20,13 +20,7 @@
 //
 // Errors: a non-numeric or non-positive `rounds` / `warmup` argument, or an MPI call that fails,
 // ends every rank with a message on stderr and exit status 1.
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
-#include <mpi.h>
+#include <mpi.h>  // the C API only: hookfuse::mpi defines OMPI_SKIP_MPICXX, MPICH_SKIP_MPICXX
 
 #include <algorithm>
 #include <cstddef>

@@ -7,11 +7,10 @@
 # (uncompressed, one gzip-compressed), so the test does not need the Fashion-MNIST files; a
 # well-formed set trains for 2 steps first, so every failure below comes from its fault.
 set -eu
+. "$(dirname "$0")/test_lib.sh"
 exe=$1
 work=$2
-rm -rf "$work"
-mkdir -p "$work"
-fail() { echo "FAILED: $*"; exit 1; }
+fresh_dir "$work"
 
 # be32 N: N as 4 big-endian bytes.
 be32() {

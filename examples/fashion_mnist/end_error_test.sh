@@ -10,14 +10,10 @@
 set -eu
 exe=$1
 work=$2
-data=/usr/share/datasets/fashion-mnist
-if [ ! -e "$data/train-images-idx3-ubyte.gz" ] && [ ! -e "$data/train-images-idx3-ubyte" ]; then
-  echo "SKIPPED: Fashion-MNIST not found in $data"
-  exit 77
-fi
+. "$(dirname "$0")/test_lib.sh"
+require_fashion_mnist
 rm -rf "$work"
 mkdir -p "$work/D/model.ckpt-20.index"
-fail() { echo "FAILED: $*"; exit 1; }
 
 status=0
 "$exe" --model_dir "$work/D" --save_checkpoint_steps 1000 --max_steps 20 --batch_size 32 \

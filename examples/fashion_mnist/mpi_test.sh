@@ -19,14 +19,9 @@ exe_mpi=$2
 exe=$3
 checker=$4
 work=$5
-data=/usr/share/datasets/fashion-mnist
-if [ ! -e "$data/train-images-idx3-ubyte.gz" ] && [ ! -e "$data/train-images-idx3-ubyte" ]; then
-  echo "SKIPPED: Fashion-MNIST not found in $data"
-  exit 77
-fi
-rm -rf "$work"
-mkdir -p "$work"
-fail() { echo "FAILED: $*"; exit 1; }
+. "$(dirname "$0")/test_lib.sh"
+require_fashion_mnist
+fresh_dir "$work"
 now() { date +%s.%N; }
 
 t0=$(now)

@@ -15,18 +15,13 @@ exe=$1
 python=$2
 script=$3
 work=$4
-data=/usr/share/datasets/fashion-mnist
-if [ ! -e "$data/train-images-idx3-ubyte.gz" ] && [ ! -e "$data/train-images-idx3-ubyte" ]; then
-  echo "SKIPPED: Fashion-MNIST not found in $data"
-  exit 77
-fi
+. "$(dirname "$0")/test_lib.sh"
+require_fashion_mnist
 if [ -z "$python" ] || ! "$python" -c "import numpy" 2>/dev/null; then
   echo "SKIPPED: no python3 with numpy (Debian: python3-numpy)"
   exit 77
 fi
-rm -rf "$work"
-mkdir -p "$work"
-fail() { echo "FAILED: $*"; exit 1; }
+fresh_dir "$work"
 
 "$exe" --optimizer adam --learning_rate 0.001 --seed 7 --max_steps 300 >"$work/hookfuse.txt" 2>&1 ||
   fail "example: $(tail -3 "$work/hookfuse.txt")"

@@ -12,14 +12,9 @@
 set -eu
 exe=$1
 work=$2
-data=/usr/share/datasets/fashion-mnist
-if [ ! -e "$data/train-images-idx3-ubyte.gz" ] && [ ! -e "$data/train-images-idx3-ubyte" ]; then
-  echo "SKIPPED: Fashion-MNIST not found in $data"
-  exit 77
-fi
-rm -rf "$work"
-mkdir -p "$work"
-fail() { echo "FAILED: $*"; exit 1; }
+. "$(dirname "$0")/test_lib.sh"
+require_fashion_mnist
+fresh_dir "$work"
 
 "$exe" --model_dir "$work/D" --save_checkpoint_steps 50 --max_steps 120 >"$work/run1.txt" 2>&1 ||
   fail "first run: $(tail -3 "$work/run1.txt")"

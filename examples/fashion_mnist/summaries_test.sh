@@ -12,14 +12,9 @@
 #   summaries_test.sh <fashion_mnist> <event_dump> <plot_scalars.py> <python3 or empty> <work dir>
 set -eu
 exe=$1 dump=$2 plot=$3 python=$4 work=$5
-data=/usr/share/datasets/fashion-mnist
-if [ ! -e "$data/train-images-idx3-ubyte.gz" ] && [ ! -e "$data/train-images-idx3-ubyte" ]; then
-  echo "SKIPPED: Fashion-MNIST not found in $data"
-  exit 77
-fi
-fail() { echo "FAILED: $*"; exit 1; }
-rm -rf "$work"
-mkdir -p "$work"
+. "$(dirname "$0")/test_lib.sh"
+require_fashion_mnist
+fresh_dir "$work"
 "$exe" --model_dir "$work/D" --max_steps 1000 >"$work/run.txt" 2>&1 ||
   fail "fashion_mnist: $(tail -3 "$work/run.txt")"
 grep -qx 'global_step: 1000' "$work/run.txt" || fail "the run did not end at global step 1000"

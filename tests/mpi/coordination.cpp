@@ -33,13 +33,15 @@
 #include <hookfuse/distributed/sync_stop_hook.hpp>
 #include <hookfuse/hookfuse.hpp>
 
+#include "mpi_test_main.hpp"
+
 namespace hf = hookfuse;
 namespace hd = hookfuse::distributed;
 namespace fs = std::filesystem;
 
 namespace {
 
-hd::Communicator* g_comm = nullptr;  // MPI_COMM_WORLD, set by main()
+using mpi_test::g_comm;  // MPI_COMM_WORLD (mpi_test_main.hpp)
 
 /// y = x W + b, 3 -> 1, loss the mean squared error over the batch.
 struct Linear {
@@ -435,20 +437,4 @@ TEST_CASE("mpi: DivergenceCheckHook names the variable rank 1 perturbed", "[mpi]
 TEST_CASE("mpi: DivergenceCheckHook rejects every_n_steps <= 0", "[mpi][divergence]") {
   CHECK_THROWS_WITH(hd::DivergenceCheckHook(*g_comm, {.every_n_steps = 0}),
                     "DivergenceCheckHook: every_n_steps must be > 0, got 0");
-}
-
-int main(int argc, char** argv) {
-  hd::MpiEnvironment mpi(argc, argv);
-  int result = 0;
-  {
-    hd::Communicator comm;
-    g_comm = &comm;
-    result = Catch::Session().run(argc, argv);
-    // Every rank reports the worst result, so mpirun's exit status sees any failure.
-    std::array<std::int64_t, 1> worst = {result};
-    comm.allreduce_max(std::span<std::int64_t>(worst));
-    result = static_cast<int>(worst[0]);
-    g_comm = nullptr;
-  }
-  return result;
 }

@@ -25,12 +25,14 @@
 #include <hookfuse/distributed/divergence_check_hook.hpp>
 #include <hookfuse/hookfuse.hpp>
 
+#include "mpi_test_main.hpp"
+
 namespace hf = hookfuse;
 namespace hd = hookfuse::distributed;
 
 namespace {
 
-hd::Communicator* g_comm = nullptr;  // MPI_COMM_WORLD, set by main()
+using mpi_test::g_comm;  // MPI_COMM_WORLD (mpi_test_main.hpp)
 
 constexpr int kIn = 4, kHidden = 6, kOut = 2;
 constexpr int kGlobalBatch = 32;
@@ -321,20 +323,4 @@ TEST_CASE("mpi: an MPI error names the call and MPI_Error_string", "[mpi]") {
     MPI_Error_string(code, text, &length);
     CHECK(what.find(std::string(text, static_cast<std::size_t>(length))) != std::string::npos);
   }
-}
-
-int main(int argc, char** argv) {
-  hd::MpiEnvironment mpi(argc, argv);
-  int result = 0;
-  {
-    hd::Communicator comm;
-    g_comm = &comm;
-    result = Catch::Session().run(argc, argv);
-    // Every rank reports the worst result, so mpirun's exit status sees any failure.
-    std::array<std::int64_t, 1> worst = {result};
-    comm.allreduce_max(std::span<std::int64_t>(worst));
-    result = static_cast<int>(worst[0]);
-    g_comm = nullptr;
-  }
-  return result;
 }
