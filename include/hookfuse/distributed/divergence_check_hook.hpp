@@ -117,10 +117,7 @@ class DivergenceCheckHook {
   /// is for the error message. Collective: every rank calls it.
   void check(std::int64_t global_step) {
     for (std::size_t i = 0; i < vars_.size(); ++i) {
-      const CheckpointVariable& v = vars_[i];
-      const std::size_t width = v.dtype == DType::float32 || v.dtype == DType::int32 ? 4u : 8u;
-      const std::uint64_t h =
-          detail::bytes_hash(v.data, static_cast<std::size_t>(v.num_elements()) * width);
+      const std::uint64_t h = hash_of(vars_[i]);
       hashes_[2 * i] = h;
       hashes_[2 * i + 1] = ~h;
     }
@@ -134,14 +131,11 @@ class DivergenceCheckHook {
     }
     if (differing == 0) return;
     const CheckpointVariable& v = vars_[first];
-    const std::size_t width = v.dtype == DType::float32 || v.dtype == DType::int32 ? 4u : 8u;
     hookfuse::detail::ErrorMessage m;
     m << "hookfuse: DivergenceCheckHook: the ranks' variables differ after global step "
       << global_step << ": first '" << v.name << "' (" << differing << " of " << vars_.size()
       << " variables differ; rank " << comm_->rank() << " has checksum "
-      << detail::hex64(
-             detail::bytes_hash(v.data, static_cast<std::size_t>(v.num_elements()) * width))
-      << ")";
+      << detail::hex64(hash_of(v)) << ")";
     hookfuse::detail::fail<DivergenceError>(m.str());
   }
 
@@ -150,6 +144,12 @@ class DivergenceCheckHook {
   std::int64_t checks() const { return checks_; }
 
  private:
+  /// The checksum of one variable's bytes.
+  static std::uint64_t hash_of(const CheckpointVariable& v) {
+    return detail::bytes_hash(v.data,
+                              static_cast<std::size_t>(v.num_elements()) * dtype_size(v.dtype));
+  }
+
   const Communicator* comm_;
   std::int64_t every_n_steps_;
   std::vector<CheckpointVariable> vars_;

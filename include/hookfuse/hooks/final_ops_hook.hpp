@@ -31,7 +31,7 @@ struct KeptTensor {
     k.rows = t.rows;
     k.cols = t.cols;
     k.dtype = t.dtype;
-    const std::size_t width = element_size(t.dtype);
+    const std::size_t width = dtype_size(t.dtype);
     k.bytes.resize(static_cast<std::size_t>(t.rows * t.cols) * width);
     const auto* src = static_cast<const unsigned char*>(t.data);
     std::size_t out = 0;
@@ -43,9 +43,6 @@ struct KeptTensor {
     return k;
   }
 
-  static constexpr std::size_t element_size(DType d) {
-    return d == DType::float32 || d == DType::int32 ? 4 : 8;
-  }
 };
 
 /// Evaluates the named tensors `Names...` once, when the session ends (end(): close(), the

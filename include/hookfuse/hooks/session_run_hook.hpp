@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <stdexcept>
@@ -56,6 +57,11 @@ constexpr SessionRunArgsWithFeeds<SessionRunArgs<Names...>, Feeds...> with_feeds
 
 /// The element type of a fetched tensor.
 enum class DType { float32, float64, int32, int64 };
+
+/// Bytes per element of `d`: 4 for float32 and int32, 8 for float64 and int64.
+constexpr std::size_t dtype_size(DType d) {
+  return d == DType::float32 || d == DType::int32 ? 4 : 8;
+}
 
 /// A fetched tensor: a read-only view of [rows, cols] values owned by the session, valid until
 /// the next run. Scalars (the loss, metrics, global_step) are [1, 1]; read them with item().
