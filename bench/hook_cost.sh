@@ -42,7 +42,7 @@ if [ ! -x "$exe" ] || [ "$root/bench/hook_cost/driver.cpp" -nt "$exe" ] ||
   "$cxx" -std=c++20 -O3 -march=x86-64-v3 -DNDEBUG -Wall -Wextra \
     -Wno-aggressive-loop-optimizations -Wno-restrict \
     -I "$root/include" -isystem /usr/include/eigen3 \
-    "$root/bench/hook_cost/driver.cpp" -o "$exe" -lleveldb -lz -pthread
+    "$root/bench/hook_cost/driver.cpp" -o "$exe" -lleveldb -lsnappy -lz -pthread
 fi
 
 count() {  # count <variant> <steps>: instructions executed (callgrind's "Collected")

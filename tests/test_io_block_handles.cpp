@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <hookfuse/io/crc32c.hpp>
 #include <hookfuse/io/tensor_bundle.hpp>
+#include <snappy.h>
 #include <string>
 #include <vector>
 
@@ -188,47 +189,145 @@ TEST_CASE("a hookfuse-written bundle still opens through the block-handle checks
   CHECK(r.lookup<float>("w") == std::vector<float>{1.0f, 2.0f, 3.0f, 4.0f});
 }
 
-TEST_CASE("snappy block claiming an impossible uncompressed size: DataLossError",
-          "[io][bundle][fuzz]") {
-  // A table written by hand: one snappy data block (trailer type 1) whose snappy header claims
-  // 0xfffffff0 uncompressed bytes (LevelDB allocates that before inflating), an empty metaindex
-  // block, an index block with that data block's handle, and the footer.
+
+namespace {
+
+/// A table written by hand: one data block (trailer type `type`, 0 plain or 1 snappy), an empty
+/// metaindex block, an index block with the data block's handle under `key`, and the footer.
+/// `index_block_of` builds the index block from the handle's bytes (default: one entry).
+Bytes one_block_table(const Bytes& data_block, unsigned char type,
+                      Bytes (*index_block_of)(const Bytes& handle) = nullptr) {
   Bytes file;
-  const auto add_block = [&file](const Bytes& block, unsigned char type) {
+  const auto add_block = [&file](const Bytes& block, unsigned char t) {
     const Handle h{file.size(), block.size()};
     file.insert(file.end(), block.begin(), block.end());
     Bytes covered = block;
-    covered.push_back(type);
+    covered.push_back(t);
     const std::uint32_t crc = io::masked_crc32c(covered.data(), covered.size());
-    file.push_back(type);
+    file.push_back(t);
     for (int i = 0; i < 4; ++i) file.push_back(static_cast<unsigned char>(crc >> (8 * i)));
     return h;
   };
-  Bytes data_block;
-  put_varint(data_block, 0xfffffff0u);
-  data_block.push_back(0x00);  // a 1-byte literal tag, then its byte
-  data_block.push_back('x');
-  const Handle data = add_block(data_block, 1);
+  const Handle data = add_block(data_block, type);
   const Bytes empty_block = {0, 0, 0, 0, 1, 0, 0, 0};  // restart offset 0, restart count 1
   Footer f;
   f.metaindex = add_block(empty_block, 0);
   Bytes handle;
   put_varint(handle, data.offset);
   put_varint(handle, data.size);
-  Bytes index_block = {0, 1, static_cast<unsigned char>(handle.size()), 'w'};
-  index_block.insert(index_block.end(), handle.begin(), handle.end());
-  index_block.insert(index_block.end(), {0, 0, 0, 0, 1, 0, 0, 0});
+  Bytes index_block;
+  if (index_block_of != nullptr) {
+    index_block = index_block_of(handle);
+  } else {
+    index_block = {0, 1, static_cast<unsigned char>(handle.size()), 'w'};
+    index_block.insert(index_block.end(), handle.begin(), handle.end());
+    index_block.insert(index_block.end(), {0, 0, 0, 0, 1, 0, 0, 0});
+  }
   f.index = add_block(index_block, 0);
   const Bytes footer = footer_bytes(f);
   file.insert(file.end(), footer.begin(), footer.end());
+  return file;
+}
 
+/// The error of opening the index `file` (with an empty data file) as a bundle.
+std::string open_index_error(const Bytes& file) {
   TempDir dir;
   const auto prefix = dir / "model.ckpt-1";
   write_bytes(io::meta_filename(prefix), file);
   write_bytes(io::data_filename(prefix), {});
-  const std::string msg = error_of<io::DataLossError>([&] { io::BundleReader r(prefix); });
+  return error_of<io::DataLossError>([&] { io::BundleReader r(prefix); });
+}
+
+/// A block entry: shared 0, unshared key length 0xffffffff, value length 5 (varint32s), then
+/// 4 bytes. LevelDB checks the lengths' sum against the bytes left in 32-bit arithmetic:
+/// 0xffffffff + 5 wraps to 4, which fits, and its iterator would copy 4 GiB from the entry.
+const Bytes kWrappingEntry = {0x00, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x05, 'a', 'b', 'c', 'd'};
+
+}  // namespace
+
+TEST_CASE("snappy block claiming an impossible uncompressed size: DataLossError",
+          "[io][bundle][fuzz]") {
+  // The snappy header claims 0xfffffff0 uncompressed bytes (LevelDB allocates that before
+  // inflating).
+  Bytes data_block;
+  put_varint(data_block, 0xfffffff0u);
+  data_block.push_back(0x00);  // a 1-byte literal tag, then its byte
+  data_block.push_back('x');
+  const std::string msg = open_index_error(one_block_table(data_block, 1));
   CHECK_THAT(msg, Catch::Contains(": data block 0 (index block entry, last key 'w') at offset 0: "
                                   "snappy-compressed block of " +
-                                  std::to_string(data.size) + " bytes claims 4294967280 "
+                                  std::to_string(data_block.size()) + " bytes claims 4294967280 "
                                   "uncompressed bytes, expected at most 64 per compressed byte"));
+}
+
+TEST_CASE("data block entry whose key and value lengths wrap past 4 GiB: DataLossError",
+          "[io][bundle][fuzz]") {
+  Bytes data_block = kWrappingEntry;
+  data_block.insert(data_block.end(), {0, 0, 0, 0, 1, 0, 0, 0});  // restart 0, count 1
+  const std::string msg = open_index_error(one_block_table(data_block, 0));
+  CHECK_THAT(msg, Catch::Contains("model.ckpt-1.index") &&
+                      Catch::Contains("block at offset 0 (" + std::to_string(data_block.size()) +
+                                      " bytes): entry at byte 0: unshared key length 4294967295 "
+                                      "plus value length 5 is past 4 GiB, with 4 bytes left"));
+}
+
+TEST_CASE("the same entry in a snappy-compressed data block: DataLossError",
+          "[io][bundle][fuzz]") {
+  Bytes plain = kWrappingEntry;
+  plain.insert(plain.end(), {0, 0, 0, 0, 1, 0, 0, 0});
+  std::string compressed;
+  snappy::Compress(reinterpret_cast<const char*>(plain.data()), plain.size(), &compressed);
+  const Bytes data_block(compressed.begin(), compressed.end());
+  const std::string msg = open_index_error(one_block_table(data_block, 1));
+  CHECK_THAT(msg, Catch::Contains("block at offset 0 (" + std::to_string(data_block.size()) +
+                                  " bytes): entry at byte 0: unshared key length 4294967295"));
+}
+
+TEST_CASE("a wrapping entry reached only through a restart point: DataLossError",
+          "[io][bundle][fuzz]") {
+  // Entry 0 is well formed (key "w", a 11-byte value that holds the forged entry's bytes); the
+  // second restart point (offset 5) points into that value, where Seek decodes an entry.
+  Bytes data_block = {0x00, 0x01, 0x0b, 'w'};
+  data_block.insert(data_block.end(), kWrappingEntry.begin(), kWrappingEntry.end());
+  REQUIRE(data_block.size() == 15);
+  // The value starts at byte 4; kWrappingEntry's first byte (shared 0) is there.
+  data_block.insert(data_block.end(), {0, 0, 0, 0, 4, 0, 0, 0, 2, 0, 0, 0});
+  const std::string msg = open_index_error(one_block_table(data_block, 0));
+  CHECK_THAT(msg, Catch::Contains("entry at byte 4: unshared key length 4294967295 plus value "
+                                  "length 5 is past 4 GiB"));
+}
+
+TEST_CASE("an index block whose entry wraps past 4 GiB: DataLossError", "[io][bundle][fuzz]") {
+  const Bytes data_block = {0, 0, 0, 0, 1, 0, 0, 0};
+  const std::string msg =
+      open_index_error(one_block_table(data_block, 0, [](const Bytes&) {
+        Bytes index_block = kWrappingEntry;
+        index_block.insert(index_block.end(), {0, 0, 0, 0, 1, 0, 0, 0});
+        return index_block;
+      }));
+  CHECK_THAT(msg, Catch::Contains("model.ckpt-1.index") &&
+                      Catch::Contains("entry at byte 0: unshared key length 4294967295 plus "
+                                      "value length 5 is past 4 GiB"));
+}
+
+TEST_CASE("fuzz_checkpoint_index finding oom-084ddd5e is a DataLossError and no 4 GiB read",
+          "[io][bundle][fuzz]") {
+  // The 160-byte index libFuzzer found (docs/fuzzing.md, "Findings"): an index block whose
+  // entries' lengths wrap LevelDB's 32-bit check.
+  const Bytes file = {
+      0x00, 0x00, 0x06, 0x08, 0x01, 0x1a, 0x02, 0x08, 0x3c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+      0x00, 0xff, 0xff, 0xff, 0xff, 0x7f, 0x35, 0xef, 0xd6, 0x82, 0xc3, 0x00, 0x00, 0x00, 0x00,
+      0x01, 0xd1, 0x04, 0x00, 0x00, 0x00, 0x28, 0x04, 0x35, 0x06, 0xc7, 0x27, 0x1f, 0x00, 0x01,
+      0x0d, 0x62, 0x08, 0x01, 0x12, 0x00, 0x60, 0x04, 0x2e, 0x04, 0x35, 0x00, 0xa0, 0x60, 0xc0,
+      0x00, 0xc3, 0xff, 0xf9, 0x0d, 0x63, 0x08, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0x35,
+      0xef, 0xd6, 0x82, 0xc3, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0xc1, 0xe6,
+      0x19, 0x69, 0x6d, 0x01, 0x42, 0x54, 0x45, 0x53, 0x56, 0x41, 0x52, 0xb7, 0xbe, 0xbd, 0xb3,
+      0xba, 0xa0, 0x4c, 0x55, 0x45, 0x00, 0x00, 0x00, 0x00, 0x00, 0x57, 0xfb, 0x00, 0x00, 0x00,
+      0x00, 0x00, 0x5b, 0x00, 0x40, 0x00, 0x00, 0x00, 0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+      0x00, 0x00, 0x57, 0xfb, 0x80, 0x8b, 0x24, 0x75, 0x47, 0xdb};
+  REQUIRE(file.size() == 160);
+  const std::string msg = open_index_error(file);
+  CHECK_THAT(msg, Catch::Contains("model.ckpt-1.index") &&
+                      Catch::Contains("is past 4 GiB"));
 }

@@ -1,5 +1,6 @@
 // hookfuse/io/detail/leveldb_files.hpp: LevelDB's file interfaces over hookfuse's own files: the
-// table builder writes into a TempFile, and tables are read from bytes held in memory.
+// table builder writes into a TempFile, and tables are read from bytes held in memory, each block
+// checked before LevelDB parses it.
 #pragma once
 
 #include <leveldb/env.h>
@@ -16,7 +17,11 @@
 #include <new>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include <snappy.h>
+
+#include "hookfuse/io/crc32c.hpp"
 #include "hookfuse/io/detail/posix_file.hpp"
 #include "hookfuse/io/errors.hpp"
 
@@ -56,20 +61,138 @@ class BasicTableSink final : public leveldb::WritableFile {
 /// (docs/checkpoints.md, "Compile time").
 using TableSink = BasicTableSink<void>;
 
+/// The LevelDB table layout (table/format.h): a 48-byte footer ending in the magic number, its
+/// two block handles (metaindex, then index) as varint64 (offset, size) pairs; each block is
+/// followed by a 5-byte trailer (compression type, masked CRC32C).
+inline constexpr std::size_t kTableFooterSize = 48;
+inline constexpr std::uint64_t kTableMagic = 0xdb4775248b80fb57ull;
+inline constexpr std::uint64_t kTableBlockTrailerSize = 5;
+
+/// Decodes a varint32 at `p` (up to `end`) as LevelDB's GetVarint32Ptr does; false when it is
+/// truncated or longer than 5 bytes.
+inline bool decode_varint32(const char*& p, const char* end, std::uint32_t& v) noexcept {
+  v = 0;
+  for (unsigned shift = 0; shift <= 28 && p < end; shift += 7) {
+    const auto byte = static_cast<std::uint8_t>(*p++);
+    v |= static_cast<std::uint32_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+/// An empty string when LevelDB can walk the entries of the block `contents` (uncompressed,
+/// without its trailer) without reading out of bounds; otherwise what is wrong, with the entry's
+/// byte offset. LevelDB's DecodeEntry (table/block.cc) checks an entry's unshared key length
+/// plus value length against the bytes left in 32-bit arithmetic, so two forged varint32s whose
+/// sum wraps past 2^32 pass it and the iterator copies up to 4 GiB from the entry. This walks
+/// every entry LevelDB can reach (from the first byte and from each restart point, as
+/// SeekToFirst, Next and Seek do) and refuses a sum of 2^32 or more. Other damage (a sum past
+/// the block's end, a shared length longer than the previous key, bad restart points) LevelDB
+/// reports itself, safely. O(block size): each byte is an entry start at most once.
+template <class = void>
+[[nodiscard]] std::string check_block_entries(std::string_view contents) {
+  constexpr std::size_t kRestartSize = 4;
+  if (contents.size() < kRestartSize) return {};  // LevelDB: "bad block contents"
+  const auto fixed32 = [&contents](std::size_t at) {
+    std::uint32_t v = 0;
+    for (int i = 3; i >= 0; --i) {
+      v = (v << 8) | static_cast<std::uint8_t>(contents[at + static_cast<std::size_t>(i)]);
+    }
+    return v;
+  };
+  const std::uint64_t num_restarts = fixed32(contents.size() - kRestartSize);
+  if (num_restarts > (contents.size() - kRestartSize) / kRestartSize) return {};  // LevelDB's
+  const std::size_t restarts =
+      contents.size() - (1 + static_cast<std::size_t>(num_restarts)) * kRestartSize;
+  std::vector<bool> visited(restarts, false);
+  const auto walk = [&](std::size_t at) -> std::string {
+    while (at < restarts && !visited[at]) {
+      visited[at] = true;
+      const char* p = contents.data() + at;
+      const char* limit = contents.data() + restarts;
+      if (limit - p < 3) return {};  // LevelDB stops: corrupt
+      std::uint32_t shared = 0, non_shared = 0, value_length = 0;
+      if (!decode_varint32(p, limit, shared) || !decode_varint32(p, limit, non_shared) ||
+          !decode_varint32(p, limit, value_length)) {
+        return {};  // LevelDB stops: corrupt
+      }
+      const std::uint64_t lengths = std::uint64_t{non_shared} + value_length;
+      if (lengths > 0xffffffffu) {
+        return "entry at byte " + std::to_string(at) + ": unshared key length " +
+               std::to_string(non_shared) + " plus value length " +
+               std::to_string(value_length) + " is past 4 GiB, with " +
+               std::to_string(limit - p) + " bytes left in the block";
+      }
+      if (lengths > static_cast<std::uint64_t>(limit - p)) return {};  // LevelDB stops
+      at = static_cast<std::size_t>(p - contents.data()) + static_cast<std::size_t>(lengths);
+    }
+    return {};
+  };
+  if (std::string bad = walk(0); !bad.empty()) return bad;
+  for (std::size_t i = 0; i < num_restarts; ++i) {
+    if (std::string bad = walk(fixed32(restarts + i * kRestartSize)); !bad.empty()) return bad;
+  }
+  return {};
+}
+
+/// An empty string when the snappy-compressed block `data` claims a size it can inflate to,
+/// otherwise what is wrong. Snappy expands at most about 21-fold, and LevelDB allocates the
+/// claimed size before inflating, so a claim above 64 bytes per compressed byte is refused. A
+/// header that does not decode is left to LevelDB, which reports it.
+template <class = void>
+[[nodiscard]] std::string check_snappy_claim(std::string_view data) {
+  std::size_t claimed = 0;
+  if (!snappy::GetUncompressedLength(data.data(), data.size(), &claimed)) return {};
+  if (claimed / 64 <= data.size()) return {};
+  return "snappy-compressed block of " + std::to_string(data.size()) + " bytes claims " +
+         std::to_string(claimed) + " uncompressed bytes, expected at most 64 per compressed byte";
+}
+
+/// An empty string when LevelDB can read the block `block` (its bytes and 5-byte trailer, at
+/// `offset` of the file) safely, otherwise what is wrong. A snappy-compressed block (trailer
+/// type 1) is inflated first (LevelDB's own decompressor is not part of its public API), after
+/// its claimed size is checked. Blocks that do not inflate or have an unknown type are left to
+/// LevelDB, which reports them.
+template <class = void>
+[[nodiscard]] std::string check_block(std::string_view block, std::uint64_t offset) {
+  const std::string_view data = block.substr(0, block.size() - kTableBlockTrailerSize);
+  const char type = block[data.size()];
+  std::uint32_t stored_crc = 0;
+  for (int i = 3; i >= 0; --i) {
+    stored_crc = (stored_crc << 8) |
+                 static_cast<std::uint8_t>(block[data.size() + 1 + static_cast<std::size_t>(i)]);
+  }
+  const bool crc_ok = unmask_crc(stored_crc) == crc32c(block.data(), data.size() + 1);
+  const std::string where = "block at offset " + std::to_string(offset) + " (" +
+                            std::to_string(data.size()) + " bytes" +
+                            (crc_ok ? "" : ", block checksum mismatch") + "): ";
+  std::string inflated;
+  std::string_view contents = data;
+  if (type == '\1') {
+    if (std::string bad = check_snappy_claim(data); !bad.empty()) return where + bad;
+    if (!snappy::Uncompress(data.data(), data.size(), &inflated)) return {};
+    contents = inflated;
+  } else if (type != '\0') {
+    return {};  // LevelDB: "bad block type"
+  }
+  std::string bad = check_block_entries(contents);
+  return bad.empty() ? bad : where + bad;
+}
+
 /// leveldb::RandomAccessFile over a whole file's bytes in memory. A read past the end is a
 /// Corruption status, never an out-of-bounds read. LevelDB asks for a block as its size plus the
 /// 5-byte trailer; a request for fewer bytes means that sum wrapped around (a forged block
-/// handle), which ReadBlock would then index out of bounds: it is refused here.
+/// handle), which ReadBlock would then index out of bounds: it is refused here. Every block read
+/// after the footer (the first read, of the last 48 bytes) is checked by check_block before
+/// LevelDB parses it, so that forged entry lengths are a Corruption status too.
 template <class = void>
 class BasicMemoryTableFile final : public leveldb::RandomAccessFile {
  public:
-  static constexpr std::size_t kBlockTrailerSize = 5;
-
   explicit BasicMemoryTableFile(std::string_view bytes) noexcept : bytes_(bytes) {}
 
   leveldb::Status Read(std::uint64_t offset, std::size_t n, leveldb::Slice* result,
                        char* /*scratch*/) const override {
-    if (n < kBlockTrailerSize) {
+    if (n < kTableBlockTrailerSize) {
       return leveldb::Status::Corruption("block handle size overflows");
     }
     if (offset > bytes_.size() || n > bytes_.size() - offset) {
@@ -78,23 +201,22 @@ class BasicMemoryTableFile final : public leveldb::RandomAccessFile {
                                          std::to_string(bytes_.size()) + "-byte file");
     }
     *result = leveldb::Slice(bytes_.data() + offset, n);
+    const bool footer = !footer_read_ && n == kTableFooterSize && offset + n == bytes_.size();
+    footer_read_ = true;
+    if (footer) return leveldb::Status::OK();
+    const std::string bad = check_block(bytes_.substr(static_cast<std::size_t>(offset), n), offset);
+    if (!bad.empty()) return leveldb::Status::Corruption(bad);
     return leveldb::Status::OK();
   }
 
  private:
   std::string_view bytes_;
+  mutable bool footer_read_ = false;  // LevelDB's Table::Open reads the footer first
 };
 
 /// A class template only so that its member functions compile where they are used
 /// (docs/checkpoints.md, "Compile time").
 using MemoryTableFile = BasicMemoryTableFile<void>;
-
-/// The LevelDB table layout (table/format.h): a 48-byte footer ending in the magic number, its
-/// two block handles (metaindex, then index) as varint64 (offset, size) pairs; each block is
-/// followed by a 5-byte trailer (compression type, masked CRC32C).
-inline constexpr std::size_t kTableFooterSize = 48;
-inline constexpr std::uint64_t kTableMagic = 0xdb4775248b80fb57ull;
-inline constexpr std::uint64_t kTableBlockTrailerSize = 5;
 
 /// Decodes a varint64 at `p` (up to `end`); false when it is truncated or longer than 10 bytes.
 inline bool decode_varint64(const char*& p, const char* end, std::uint64_t& v) noexcept {
@@ -109,8 +231,7 @@ inline bool decode_varint64(const char*& p, const char* end, std::uint64_t& v) n
 
 /// Throws DataLossError naming `file` when the block `what` at `offset` of `size` bytes plus
 /// its trailer does not end inside the table `bytes`, or when it is snappy-compressed (trailer
-/// type 1) and its snappy header claims more than 64 uncompressed bytes per compressed byte
-/// (snappy expands at most about 21-fold; LevelDB allocates the claimed size before inflating).
+/// type 1) and claims an impossible size (check_snappy_claim).
 template <class = void>
 void check_block_handle(const std::string& bytes, const std::string& file,
                         const std::string& what, std::uint64_t offset, std::uint64_t size) {
@@ -124,14 +245,11 @@ void check_block_handle(const std::string& bytes, const std::string& file,
         " bytes (forged or truncated index)");
   }
   if (bytes[static_cast<std::size_t>(offset + size)] != '\1') return;  // not snappy
-  const char* p = bytes.data() + offset;
-  std::uint64_t claimed = 0;
-  if (!decode_varint64(p, p + size, claimed)) return;  // LevelDB reports it
-  if (claimed / 64 > size) {
-    ::hookfuse::detail::fail<DataLossError>(
-        file + ": " + what + " at offset " + std::to_string(offset) +
-        ": snappy-compressed block of " + std::to_string(size) + " bytes claims " +
-        std::to_string(claimed) + " uncompressed bytes, expected at most 64 per compressed byte");
+  const std::string bad = check_snappy_claim(
+      std::string_view(bytes).substr(static_cast<std::size_t>(offset), static_cast<std::size_t>(size)));
+  if (!bad.empty()) {
+    ::hookfuse::detail::fail<DataLossError>(file + ": " + what + " at offset " +
+                                            std::to_string(offset) + ": " + bad);
   }
 }
 
