@@ -68,13 +68,14 @@ inline constexpr std::size_t kTableFooterSize = 48;
 inline constexpr std::uint64_t kTableMagic = 0xdb4775248b80fb57ull;
 inline constexpr std::uint64_t kTableBlockTrailerSize = 5;
 
-/// Decodes a varint32 at `p` (up to `end`) as LevelDB's GetVarint32Ptr does; false when it is
-/// truncated or longer than 5 bytes.
-inline bool decode_varint32(const char*& p, const char* end, std::uint32_t& v) noexcept {
+/// Decodes a varint of `U` (std::uint32_t: at most 5 bytes, as LevelDB's GetVarint32Ptr;
+/// std::uint64_t: at most 10) at `p`, up to `end`; false when it is truncated or too long.
+template <class U>
+bool decode_varint(const char*& p, const char* end, U& v) noexcept {
   v = 0;
-  for (unsigned shift = 0; shift <= 28 && p < end; shift += 7) {
+  for (unsigned shift = 0; shift < 8 * sizeof(U) && p < end; shift += 7) {
     const auto byte = static_cast<std::uint8_t>(*p++);
-    v |= static_cast<std::uint32_t>(byte & 0x7f) << shift;
+    v |= static_cast<U>(byte & 0x7f) << shift;
     if ((byte & 0x80) == 0) return true;
   }
   return false;
@@ -112,8 +113,8 @@ template <class = void>
       const char* limit = contents.data() + restarts;
       if (limit - p < 3) return {};  // LevelDB stops: corrupt
       std::uint32_t shared = 0, non_shared = 0, value_length = 0;
-      if (!decode_varint32(p, limit, shared) || !decode_varint32(p, limit, non_shared) ||
-          !decode_varint32(p, limit, value_length)) {
+      if (!decode_varint(p, limit, shared) || !decode_varint(p, limit, non_shared) ||
+          !decode_varint(p, limit, value_length)) {
         return {};  // LevelDB stops: corrupt
       }
       const std::uint64_t lengths = std::uint64_t{non_shared} + value_length;
@@ -218,17 +219,6 @@ class BasicMemoryTableFile final : public leveldb::RandomAccessFile {
 /// (docs/checkpoints.md, "Compile time").
 using MemoryTableFile = BasicMemoryTableFile<void>;
 
-/// Decodes a varint64 at `p` (up to `end`); false when it is truncated or longer than 10 bytes.
-inline bool decode_varint64(const char*& p, const char* end, std::uint64_t& v) noexcept {
-  v = 0;
-  for (unsigned shift = 0; shift <= 63 && p < end; shift += 7) {
-    const auto byte = static_cast<std::uint8_t>(*p++);
-    v |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) return true;
-  }
-  return false;
-}
-
 /// Throws DataLossError naming `file` when the block `what` at `offset` of `size` bytes plus
 /// its trailer does not end inside the table `bytes`, or when it is snappy-compressed (trailer
 /// type 1) and claims an impossible size (check_snappy_claim).
@@ -270,8 +260,8 @@ void check_block_handles(const std::string& bytes, const std::string& file) {
   const char* p = footer;
   const char* end = footer + kTableFooterSize - 8;
   std::uint64_t meta_offset = 0, meta_size = 0, index_offset = 0, index_size = 0;
-  if (!decode_varint64(p, end, meta_offset) || !decode_varint64(p, end, meta_size) ||
-      !decode_varint64(p, end, index_offset) || !decode_varint64(p, end, index_size)) {
+  if (!decode_varint(p, end, meta_offset) || !decode_varint(p, end, meta_size) ||
+      !decode_varint(p, end, index_offset) || !decode_varint(p, end, index_size)) {
     return;
   }
   check_block_handle(bytes, file, "metaindex block (footer)", meta_offset, meta_size);
@@ -320,8 +310,8 @@ void check_block_handles(const std::string& bytes, const std::string& file) {
     const leveldb::Slice value = it->value();
     const char* q = value.data();
     std::uint64_t offset = 0, size = 0;
-    if (!decode_varint64(q, q + value.size(), offset) ||
-        !decode_varint64(q, q + value.size(), size)) {
+    if (!decode_varint(q, q + value.size(), offset) ||
+        !decode_varint(q, q + value.size(), size)) {
       continue;  // LevelDB reports "bad block handle"
     }
     check_block_handle(bytes, file,
