@@ -11,22 +11,48 @@
 # thread (OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1, torch::set_num_threads(1)); the script stops
 # if a peer loaded any other BLAS (Debian's reference BLAS is about 10x slower).
 #
+# OpenBLAS's kernel: OpenBLAS picks its kernels ("core") from the CPU model, and 0.3.21 does not
+# know every model (a KVM "Intel Xeon" with AVX-512 is run as "Prescott", SSE3, about 4x slower).
+# The script reads the host's widest instruction set from /proc/cpuinfo (AVX-512 F+VL+BW+DQ:
+# SkylakeX; AVX2+FMA: Haswell, Zen on AMD; AVX: Sandybridge), starts a peer once to see which core
+# OpenBLAS detects by itself, and sets OPENBLAS_CORETYPE to the host's core only when the detected
+# one is narrower (an equally wide detected core, e.g. Cooperlake for SkylakeX, keeps OpenBLAS's
+# own tuning). It then starts each peer once with OPENBLAS_VERBOSE=2, reads the "Core: <name>"
+# OpenBLAS prints, and writes that core into the results next to the BLAS library, with a
+# WARNING line when it is not the requested core or is narrower than the host's.
+#
+# Threads: with --threads N (default 2), a second table compares the step at batch 32 and 128 on
+# N threads: hookfuse's bench_threads (hookfuse::set_intra_op_parallelism_threads), LibTorch
+# (torch::set_num_threads, OpenBLAS on N threads) and dlib (OpenBLAS on N threads; dlib's own
+# code is single-threaded), each beside its one-thread step.
+#
 # Usage: bench/compare.sh [--rounds N] [--min-time SECONDS] [--jobs N] [--build-dir DIR]
-#                         [--no-install] [--note TEXT]
+#                         [--no-install] [--note TEXT] [--openblas-core auto|openblas|NAME]
+#                         [--threads N] [--results-dir DIR]
 #   --rounds N        rounds of every binary (default 5)
 #   --min-time S      google benchmark --benchmark_min_time of each step benchmark (default 1)
 #   --jobs N          parallel build jobs (default 2)
 #   --build-dir DIR   build directory (default build-compare)
 #   --no-install      do not run apt-get (fail later if something is missing)
 #   --note TEXT       a line added to the results file (e.g. what else ran on the machine)
+#   --openblas-core C auto (default): the host's widest core when OpenBLAS detects a narrower
+#                     one; openblas: OpenBLAS's own detection; NAME: OPENBLAS_CORETYPE=NAME
+#                     (OpenBLAS 0.3.21 knows Prescott, Nehalem, Sandybridge, Haswell, Zen,
+#                     SkylakeX, ...). Without the flag, an OPENBLAS_CORETYPE already set in the
+#                     environment is taken as NAME.
+#   --threads N       threads of the second table (default 2; 1: no second table)
+#   --results-dir DIR where the results markdown goes (default bench/results)
 set -euo pipefail
 
 rounds=5
 min_time=1
 jobs=2
-build=build-compare
+build="build-compare"
 install=1
 note=""
+core_request="${OPENBLAS_CORETYPE:-auto}"
+threads=2
+results_dir=bench/results
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds="$2"; shift 2 ;;
@@ -35,11 +61,23 @@ while [ $# -gt 0 ]; do
     --build-dir) build="$2"; shift 2 ;;
     --no-install) install=0; shift ;;
     --note) note="$2"; shift 2 ;;
+    --openblas-core) core_request="$2"; shift 2 ;;
+    --threads) threads="$2"; shift 2 ;;
+    --results-dir) results_dir="$2"; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-case "$rounds" in ''|*[!0-9]*|0) echo "compare.sh: --rounds needs a positive integer" >&2; exit 2 ;; esac
+for value in "rounds:$rounds" "threads:$threads"; do
+  case "${value#*:}" in
+    '' | *[!0-9]* | 0) echo "compare.sh: --${value%%:*} needs a positive integer" >&2; exit 2 ;;
+  esac
+done
+case "$core_request" in
+  ''|*[!A-Za-z0-9_]*) echo "compare.sh: --openblas-core needs auto, openblas or a core name" \
+                         "such as Haswell or SkylakeX, not '$core_request'" >&2; exit 2 ;;
+esac
+unset OPENBLAS_CORETYPE  # set again below, from core_request
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -68,7 +106,9 @@ mkdir -p "$build"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DHOOKFUSE_BUILD_TESTS=OFF \
       -DHOOKFUSE_BUILD_EXAMPLES=OFF -DHOOKFUSE_BUILD_BENCHMARKS=ON > "$build/compare-configure.log" ||
   { cat "$build/compare-configure.log" >&2; exit 1; }
-cmake --build "$build" -j"$jobs" --target bench_step bench_epoch
+bench_targets=(bench_step bench_epoch)
+if [ "$threads" -gt 1 ]; then bench_targets+=(bench_threads); fi
+cmake --build "$build" -j"$jobs" --target "${bench_targets[@]}"
 if cmake --build "$build" --target help | grep -qw torch_mlp; then
   peers_dir="$build/bench/peers"  # bench/CMakeLists.txt has add_subdirectory(peers)
   peers_build="$build"
@@ -81,17 +121,112 @@ cmake --build "$peers_build" -j"$jobs" --target torch_mlp dlib_mlp
 
 step_bin="$build/bench/step"
 epoch_bin="$build/bench/epoch"
+threads_bin="$build/bench/threads"
 torch_bin="$peers_dir/torch_mlp"
 dlib_bin="$peers_dir/dlib_mlp"
-for b in "$step_bin" "$epoch_bin" "$torch_bin" "$dlib_bin"; do
+built=("$step_bin" "$epoch_bin" "$torch_bin" "$dlib_bin")
+if [ "$threads" -gt 1 ]; then built+=("$threads_bin"); fi
+for b in "${built[@]}"; do
   [ -x "$b" ] || { echo "compare.sh: $b was not built" >&2; exit 1; }
 done
 
-# --- runs -----------------------------------------------------------------------------------
 out="$build/compare"
 rm -rf "$out"
 mkdir -p "$out"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+
+# --- OpenBLAS's kernel ----------------------------------------------------------------------
+# The core of the host's widest instruction set, in OPENBLAS_CORETYPE's names, or nothing
+# (not x86-64, or older than AVX: OpenBLAS's own detection stays). AVX-512 is SkylakeX even
+# with AVX512_BF16: Cooperlake's float kernels are SkylakeX's (OpenBLAS 0.3.21's
+# kernel/x86_64/KERNEL.COOPERLAKE includes KERNEL.SKYLAKEX and adds bfloat16 ones), and
+# 0.3.21's OPENBLAS_CORETYPE does not accept Cooperlake ("Core not found").
+host_core() {
+  local flags vendor f
+  flags=" $(grep -m1 '^flags' /proc/cpuinfo | sed 's/^[^:]*://') "
+  vendor="$(grep -m1 '^vendor_id' /proc/cpuinfo | sed 's/^[^:]*: *//')"
+  has() { for f in "$@"; do case "$flags" in *" $f "*) ;; *) return 1 ;; esac; done; }
+  if has avx512f avx512vl avx512bw avx512dq; then
+    echo SkylakeX
+  elif has avx2 fma; then
+    case "$vendor" in AuthenticAMD | HygonGenuine) echo Zen ;; *) echo Haswell ;; esac
+  elif has avx; then
+    echo Sandybridge
+  fi
+}
+lower() { echo "$1" | tr '[:upper:]' '[:lower:]'; }
+# The widest vector extension an OpenBLAS x86-64 core name runs: 4 AVX-512, 3 AVX2, 2 AVX,
+# 1 SSE or unknown.
+core_rank() {
+  case "$(lower "$1")" in
+    skylakex | cooperlake | sapphirerapids) echo 4 ;;
+    haswell | zen) echo 3 ;;
+    sandybridge | bulldozer | piledriver | steamroller | excavator) echo 2 ;;
+    *) echo 1 ;;
+  esac
+}
+# openblas_core <label> <binary>: starts <binary> once (its self-check, then
+# --benchmark_list_tests) with the runs' library path and OPENBLAS_VERBOSE=2 and prints the core
+# OpenBLAS reports when it loads ("Core: <name>" on stderr); empty when none. Its stderr goes to
+# $out/openblas-core.log under a line naming <label> and OPENBLAS_CORETYPE.
+openblas_core() {
+  local label="$1" bin="$2" err
+  err="$(env LD_LIBRARY_PATH="$openblas_dir" OPENBLAS_VERBOSE=2 "$bin" \
+           --benchmark_list_tests=true 2>&1 > /dev/null)" || true
+  { echo "== $label: $(basename "$bin") with OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE-(unset)}"
+    echo "$err"; } >> "$out/openblas-core.log"
+  echo "$err" | sed -n 's/^Core: *//p' | tail -1
+}
+
+wanted_core="$(host_core)"
+detected_core="$(openblas_core "OpenBLAS's own detection" "$dlib_bin")"
+detected="OpenBLAS by itself detects ${detected_core:-no core}"
+core_set=""
+case "$core_request" in
+  auto)
+    if [ -n "$wanted_core" ] &&
+       [ "$(core_rank "$detected_core")" -lt "$(core_rank "$wanted_core")" ]; then
+      core_set="$wanted_core"
+      core_choice="OPENBLAS_CORETYPE=$core_set, the host's widest instruction set; $detected"
+    else
+      core_choice="OpenBLAS's own detection (${detected_core:-no core}), as wide as the host's"
+      core_choice+=" widest instruction set (${wanted_core:-not known})"
+    fi ;;
+  openblas) core_choice="OpenBLAS's own detection (${detected_core:-no core}), as asked" ;;
+  *)
+    core_set="$core_request"
+    core_choice="OPENBLAS_CORETYPE=$core_set, as asked; $detected" ;;
+esac
+if [ -n "$core_set" ]; then export OPENBLAS_CORETYPE="$core_set"; fi
+torch_core="$(openblas_core "the runs" "$torch_bin")"
+dlib_core="$(openblas_core "the runs" "$dlib_bin")"
+core_warnings=""
+for peer in "torch_mlp:$torch_core" "dlib_mlp:$dlib_core"; do
+  name="${peer%%:*}" core="${peer#*:}"
+  if [ -z "$core" ]; then
+    core_warnings+="$name printed no OpenBLAS core with OPENBLAS_VERBOSE=2 (not OpenBLAS,"
+    core_warnings+=" or one built without DYNAMIC_ARCH)"$'\n'
+  elif [ -n "$core_set" ] && [ "$(lower "$core")" != "$(lower "$core_set")" ]; then
+    core_warnings+="$name ran OpenBLAS core $core, not the requested"
+    core_warnings+=" OPENBLAS_CORETYPE=$core_set"$'\n'
+  fi
+  if [ -n "$core" ] && [ -n "$wanted_core" ] &&
+     [ "$(core_rank "$core")" -lt "$(core_rank "$wanted_core")" ]; then
+    core_warnings+="$name ran OpenBLAS core $core, narrower than the host's widest instruction"
+    core_warnings+=" set ($wanted_core): its BLAS does not run at its best"$'\n'
+  fi
+done
+ran="torch_mlp ${torch_core:-reported none}, dlib_mlp ${dlib_core:-reported none}"
+{ echo "== summary"
+  echo "host's widest core: ${wanted_core:-not known}; $detected"
+  echo "chosen: $core_choice"
+  echo "OpenBLAS core run: $ran"
+  printf '%s' "$core_warnings" | sed 's/^/WARNING: /'; } >> "$out/openblas-core.log"
+echo "compare.sh: OpenBLAS core chosen: $core_choice"
+echo "compare.sh: OpenBLAS core run: $ran"
+printf '%s' "$core_warnings" | sed 's/^/compare.sh: WARNING: /' >&2
+
+# --- runs -----------------------------------------------------------------------------------
 step_filter='^BM_(fma_peak|handwritten_eigen_step|handwritten_eigen_fused_update_step|hookfuse_step)(/|$)'
 
 # What the dynamic loader resolves for each peer with the library path used for the runs.
@@ -109,15 +244,27 @@ run() {
   "$@" --benchmark_format=json --benchmark_repetitions=1 --benchmark_min_time="$min_time" \
     > "$out/$name.$r.json" 2>> "$out/$name.log"
 }
+# The threaded runs: batch 32 and 128 on $threads threads (hookfuse also on one, same binary).
+n_env=(env OPENBLAS_NUM_THREADS="$threads" OMP_NUM_THREADS="$threads")
 run_one() {
   case "$1" in
     hookfuse_step) run hookfuse_step "$2" "$step_bin" --benchmark_filter="$step_filter" ;;
     hookfuse_epoch) run hookfuse_epoch "$2" "$epoch_bin" ;;
     libtorch) run libtorch "$2" env LD_LIBRARY_PATH="$openblas_dir" "$torch_bin" ;;
     dlib) run dlib "$2" env LD_LIBRARY_PATH="$openblas_dir" "$dlib_bin" ;;
+    hookfuse_threads)
+      run hookfuse_threads "$2" "${n_env[@]}" "$threads_bin" \
+        --benchmark_filter="^BM_hookfuse_step_threads/batch:(32|128)/threads:(1|$threads)(/|\$)" ;;
+    libtorch_threads)
+      run libtorch_threads "$2" "${n_env[@]}" LD_LIBRARY_PATH="$openblas_dir" "$torch_bin" \
+        --threads="$threads" --benchmark_filter='^BM_libtorch_step/(32|128)$' ;;
+    dlib_threads)
+      run dlib_threads "$2" "${n_env[@]}" LD_LIBRARY_PATH="$openblas_dir" "$dlib_bin" \
+        --threads="$threads" --benchmark_filter='^BM_dlib_step/(32|128)$' ;;
   esac
 }
 order=(hookfuse_step libtorch hookfuse_epoch dlib)
+if [ "$threads" -gt 1 ]; then order+=(hookfuse_threads libtorch_threads dlib_threads); fi
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 for ((r = 1; r <= rounds; r++)); do
   for ((i = 0; i < ${#order[@]}; i++)); do
@@ -128,13 +275,15 @@ load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # --- the table ------------------------------------------------------------------------------
 cpu="$(grep -m1 '^model name' /proc/cpuinfo | sed 's/^[^:]*: *//')"
-slug="$(echo "$cpu" | tr 'A-Z' 'a-z' | sed 's/([^)]*)//g; s/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$//')"
+slug="$(lower "$cpu" | sed 's/([^)]*)//g; s/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$//')"
 date_iso="$(date -u +%F)"
-mkdir -p bench/results
-result="bench/results/$date_iso-$slug-$(grep -c "^processor" /proc/cpuinfo)c.md"
+mkdir -p "$results_dir"
+result="$results_dir/$date_iso-$slug-$(grep -c "^processor" /proc/cpuinfo)c.md"
 
 OUT="$out" ROUNDS="$rounds" MIN_TIME="$min_time" CPU="$cpu" RESULT="$result" \
 NOTE="$note" LOAD_BEFORE="$load_before" LOAD_AFTER="$load_after" OPENBLAS_DIR="$openblas_dir" \
+THREADS="$threads" CORE_CHOICE="$core_choice" CORE_SET="$core_set" CORE_WARNINGS="$core_warnings" \
+TORCH_CORE="$torch_core" DLIB_CORE="$dlib_core" \
 SOURCE="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(
           [ -n "$(git status --porcelain -- include bench 2>/dev/null)" ] &&
           echo ' with uncommitted changes in include/ or bench/')" \
@@ -155,12 +304,22 @@ rows = [  # (label, step benchmark prefix, epoch benchmark)
 ]
 unit_scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 times, acc, gflops, errors, contexts = {}, {}, {}, {}, {}
+threads = int(os.environ["THREADS"])
+core_warnings = [w for w in os.environ["CORE_WARNINGS"].splitlines() if w]
+run_cores = {}  # (run, OpenBLAS core in its context): rounds
 for path in sorted(glob.glob(os.path.join(out, "*.json"))):
     with open(path) as f:
         doc = json.load(f)
-    contexts[os.path.basename(path).split(".")[0]] = doc.get("context", {})
+    kind = os.path.basename(path).split(".")[0]
+    context = doc.get("context", {})
+    contexts.setdefault(kind, context)
+    if "openblas_core" in context:
+        key = (kind, context["openblas_core"], context.get("openblas_threads", "?"))
+        run_cores[key] = run_cores.get(key, 0) + 1
+    # The threaded runs' benchmarks are kept apart from the one-thread runs of the same name.
+    suffix = "@threads" if kind.endswith("_threads") else ""
     for b in doc["benchmarks"]:
-        name = re.sub(r"/iterations:\d+$", "", b.get("run_name", b["name"]))
+        name = re.sub(r"(/iterations:\d+|/real_time)+$", "", b.get("run_name", b["name"])) + suffix
         if b.get("error_occurred"):
             errors[name] = b.get("error_message", "error")
             continue
@@ -175,6 +334,18 @@ blas = {k: contexts.get(k, {}).get("blas", "?") for k in ("libtorch", "dlib")}
 for name, b in blas.items():
     if "openblas" not in b:
         raise SystemExit(f"compare.sh: {name} did not load OpenBLAS but {b}; no table written")
+# Every run's own report (openblas_get_corename(), openblas_get_num_threads()) against the core
+# the probe saw and the threads the run was given.
+probe_core = {"libtorch": os.environ["TORCH_CORE"], "dlib": os.environ["DLIB_CORE"]}
+for (kind, core, nthreads), n in sorted(run_cores.items()):
+    peer = kind.removesuffix("_threads")
+    want_threads = str(threads) if kind.endswith("_threads") else "1"
+    if core.lower() != probe_core.get(peer, "").lower():
+        core_warnings.append(f"{n} {kind} run(s) report OpenBLAS core {core}, the "
+                             f"OPENBLAS_VERBOSE=2 start {probe_core.get(peer) or 'none'}")
+    if nthreads != want_threads:
+        core_warnings.append(f"{n} {kind} run(s) report {nthreads} OpenBLAS threads, "
+                             f"not {want_threads}")
 
 def med(name):
     return statistics.median(times[name]) if name in times else None
@@ -274,6 +445,10 @@ doc.append(f"- BLAS loaded (peers, `LD_LIBRARY_PATH={os.environ['OPENBLAS_DIR']}
            "`OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1`), as mapped in the process: "
            f"torch_mlp: `{blas['libtorch']}`; dlib_mlp: `{blas['dlib']}`. "
            "hookfuse and the hand-written step use Eigen's own kernels, no BLAS.")
+doc.append(f"- OpenBLAS core run (\"Core:\" with `OPENBLAS_VERBOSE=2`): torch_mlp "
+           f"**{os.environ['TORCH_CORE'] or 'none reported'}**, dlib_mlp "
+           f"**{os.environ['DLIB_CORE'] or 'none reported'}**; chosen: "
+           f"{os.environ['CORE_CHOICE']}")
 doc.append(f"- source: commit {os.environ['SOURCE']}")
 doc.append(f"- runs: {rounds} rounds, each binary once per round in rotating order, "
            f"`--benchmark_min_time={os.environ['MIN_TIME']} --benchmark_repetitions=1`; "
@@ -285,6 +460,9 @@ doc.append(f"- load average (1, 5, 15 min) before: {os.environ['LOAD_BEFORE']}, 
            f"{os.environ['LOAD_AFTER']}")
 if os.environ["NOTE"]:
     doc.append(f"- note: {os.environ['NOTE']}")
+for w in core_warnings:
+    doc.append("")
+    doc.append(f"**WARNING: {w}.**")
 doc.append("")
 doc.extend(lines)
 doc.append("")
@@ -297,6 +475,41 @@ doc.extend(gf_lines)
 doc.append("")
 doc.append("FLOPs per step 6·B·(784·256 + 256·10), the update not counted; dlib's first layer "
            "also computes the gradient of its input (2·B·784·256 more, not counted).")
+if threads > 1:
+    t_batches = [32, 128]
+    t_rows = [  # (label, one-thread benchmark, threaded benchmark; the batch appended)
+        ("hookfuse, 4 hooks", "BM_hookfuse_step_threads/batch:{b}/threads:1@threads",
+         "BM_hookfuse_step_threads/batch:{b}/threads:" + str(threads) + "@threads"),
+        ("LibTorch", "BM_libtorch_step/{b}", "BM_libtorch_step/{b}@threads"),
+        ("dlib", "BM_dlib_step/{b}", "BM_dlib_step/{b}@threads"),
+    ]
+    doc.append("")
+    doc.append(f"Step on {threads} threads: hookfuse's `bench/threads` "
+               f"(`hookfuse::set_intra_op_parallelism_threads({threads})`; its one-thread row from "
+               f"the same binary and run), LibTorch with `torch::set_num_threads({threads})`, dlib "
+               f"(its own code single-threaded; OpenBLAS's products on {threads} threads); the "
+               f"peers with `OPENBLAS_NUM_THREADS={threads} OMP_NUM_THREADS={threads}` and the "
+               "core above, their one-thread rows from the table above. Median (min–max), µs:")
+    doc.append("")
+    doc.append("| implementation | threads | " +
+               " | ".join(f"step B={b} (µs)" for b in t_batches) + " | " +
+               " | ".join(f"speed-up B={b}" for b in t_batches) + " |")
+    doc.append("|---|---|" + "---|" * (2 * len(t_batches)))
+    for label, one, many in t_rows:
+        for n, pattern in ((1, one), (threads, many)):
+            cells = [cell(pattern.format(b=b), 1e6, 0) for b in t_batches]
+            if n == 1:
+                cells += ["1" for _ in t_batches]
+            else:
+                cells += [ratio(one.format(b=b), many.format(b=b)) for b in t_batches]
+            doc.append(f"| {label} | {n} | " + " | ".join(cells) + " |")
+    doc.append("")
+    doc.append("| ratio of medians, " + f"{threads} threads | " +
+               " | ".join(f"B={b}" for b in t_batches) + " |")
+    doc.append("|---|" + "---|" * len(t_batches))
+    for label, den in (("hookfuse / LibTorch", 1), ("hookfuse / dlib", 2)):
+        doc.append(f"| {label} | " + " | ".join(
+            ratio(t_rows[0][2].format(b=b), t_rows[den][2].format(b=b)) for b in t_batches) + " |")
 if errors:
     doc.append("")
     doc.append("Errors:")
@@ -305,6 +518,13 @@ if errors:
 doc.append("")
 doc.append("Peer self-checks (20 SGD steps against the hand-written Eigen step):")
 doc.extend(f"- {c}" for c in checks)
+doc.append("")
+doc.append("OpenBLAS's start-up lines (`OPENBLAS_VERBOSE=2`), in the raw log "
+           "`openblas-core.log`:")
+doc.append("")
+doc.append("```")
+doc.append(read("openblas-core.log"))
+doc.append("```")
 doc.append("")
 doc.append("`ldd` of the peers with that library path:")
 doc.append("")
@@ -316,5 +536,5 @@ with open(os.environ["RESULT"], "w") as f:
     f.write(text)
 print(text)
 PY
-cp "$result" bench/results/latest.md
-echo "compare.sh: wrote $result and bench/results/latest.md"
+cp "$result" "$results_dir/latest.md"
+echo "compare.sh: wrote $result and $results_dir/latest.md"

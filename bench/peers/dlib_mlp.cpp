@@ -15,7 +15,8 @@
 // dlib tensor (dlib's to_tensor copies too): the step's once, the epoch's every batch. Before
 // benchmarking, 20 steps at batch 1 and 32 are checked against the hand-written Eigen step
 // (peer_common.hpp); the binary exits if they differ.
-// Run with OPENBLAS_NUM_THREADS=1 (bench/compare.sh does).
+// Run with OPENBLAS_NUM_THREADS=1 (bench/compare.sh does); --threads=N gives OpenBLAS, the only
+// threaded part of the step (dlib's fc layers multiply through its BLAS bindings), N threads.
 #include <benchmark/benchmark.h>
 #include <dlib/dnn.h>
 #include <dlib/revision.h>
@@ -147,6 +148,8 @@ BENCHMARK(BM_dlib_step)->Arg(1)->Arg(32)->Arg(128)->Unit(benchmark::kMicrosecond
 BENCHMARK(BM_dlib_epoch)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 int main(int argc, char** argv) {
+  // --threads=N (default 1): OpenBLAS's threads; dlib's own code in a step is single-threaded.
+  take_threads_flag("dlib_mlp", argc, argv);
   double worst = 0;
   for (const Eigen::Index batch : kSelfCheckBatches) {
     DlibMlp net(kSelfCheckLearningRate);

@@ -1,6 +1,6 @@
 // bench/peers/peer_common.hpp: what every peer binary (torch_mlp, dlib_mlp) shares: the startup
-// self-check that the peer trains exactly the benchmark model, and the BLAS library the process
-// has actually loaded.
+// self-check that the peer trains exactly the benchmark model, the BLAS library the process has
+// actually loaded, the OpenBLAS core and thread count it runs, and the --threads=N flag.
 //
 // The self-check trains the peer and hookfuse_bench::HandwrittenMlp side by side from
 // InitialWeights on one RandomBatch: the loss of every step and the final parameters must agree
@@ -9,6 +9,7 @@
 #pragma once
 
 #include <benchmark/benchmark.h>
+#include <dlfcn.h>
 #include <link.h>
 
 #include <Eigen/Core>
@@ -16,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -112,8 +114,68 @@ inline std::string loaded_blas_libraries() {
   return list.empty() ? "none" : list;
 }
 
+namespace detail {
+
+/// The function `name` of the OpenBLAS loaded into this process, found at run time (the peers
+/// link libblas.so.3, which may be another BLAS), or nullptr.
+template <class Fn>
+Fn openblas_function(const char* name) {
+  void* symbol = dlsym(RTLD_DEFAULT, name);
+  Fn fn = nullptr;
+  static_assert(sizeof fn == sizeof symbol);
+  std::memcpy(&fn, &symbol, sizeof fn);
+  return fn;
+}
+
+}  // namespace detail
+
+/// The core whose kernels OpenBLAS runs (openblas_get_corename(): "Haswell", "SkylakeX",
+/// "Prescott", ...; set by OPENBLAS_CORETYPE or OpenBLAS's own CPU detection), or "none" when
+/// the process has not loaded OpenBLAS.
+inline std::string openblas_core() {
+  const auto fn = detail::openblas_function<char* (*)()>("openblas_get_corename");
+  return fn != nullptr ? std::string(fn()) : std::string("none");
+}
+
+/// OpenBLAS's thread count (openblas_get_num_threads()), or 0 without OpenBLAS.
+inline int openblas_threads() {
+  const auto fn = detail::openblas_function<int (*)()>("openblas_get_num_threads");
+  return fn != nullptr ? fn() : 0;
+}
+
+/// Removes the flag --threads=N from argv (before benchmark::Initialize sees it) and returns N,
+/// the threads the peer's step may use (1 without the flag); sets OpenBLAS's thread count to N
+/// when OpenBLAS is loaded. Exits with status 2 and a message naming the flag when N is not an
+/// integer in [1, 1024].
+inline int take_threads_flag(const char* binary, int& argc, char** argv) {
+  int threads = 1;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--threads=", 0) != 0) {
+      argv[kept++] = argv[i];
+      continue;
+    }
+    const std::string value = arg.substr(10);
+    char* end = nullptr;
+    const long n = std::strtol(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0' || n < 1 || n > 1024) {
+      std::fprintf(stderr, "%s: --threads=%s: expected an integer from 1 to 1024\n", binary,
+                   value.c_str());
+      std::exit(2);
+    }
+    threads = static_cast<int>(n);
+  }
+  argc = kept;
+  argv[argc] = nullptr;
+  if (const auto set = detail::openblas_function<void (*)(int)>("openblas_set_num_threads"))
+    set(threads);
+  return threads;
+}
+
 /// Prints that the self-check of `binary` passed, with the largest relative difference `worst`
-/// it saw, and records it (and the BLAS libraries loaded) in the benchmark report's context.
+/// it saw, and records it in the benchmark report's context with the BLAS libraries loaded
+/// ("blas"), OpenBLAS's core ("openblas_core") and thread count ("openblas_threads").
 /// Call before benchmark::Initialize.
 inline void report_self_check(const char* binary, double worst) {
   std::fprintf(stderr,
@@ -127,6 +189,8 @@ inline void report_self_check(const char* binary, double worst) {
   std::snprintf(text, sizeof text, "%.2g", worst);
   benchmark::AddCustomContext("self_check_max_rel_diff", text);
   benchmark::AddCustomContext("blas", loaded_blas_libraries());
+  benchmark::AddCustomContext("openblas_core", openblas_core());
+  benchmark::AddCustomContext("openblas_threads", std::to_string(openblas_threads()));
 }
 
 }  // namespace hookfuse_bench

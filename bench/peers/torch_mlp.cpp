@@ -9,7 +9,8 @@
 // under torch::NoGradGuard, as an evaluation runs it, beside bench/estimator.cpp's
 // BM_forward_logits and BM_estimator_evaluate. Before benchmarking, the binary checks that 20 steps at batch
 // 1 and 32 match the hand-written Eigen step (peer_common.hpp) and exits if they do not.
-// Run with OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 (bench/compare.sh does).
+// Run with OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 (bench/compare.sh does); --threads=N gives
+// LibTorch (torch::set_num_threads) and OpenBLAS N threads instead of one.
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
@@ -148,7 +149,8 @@ BENCHMARK(BM_libtorch_forward)->Arg(1000)->UseRealTime()->Unit(benchmark::kMilli
 BENCHMARK(BM_libtorch_epoch)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 int main(int argc, char** argv) {
-  torch::set_num_threads(1);
+  // --threads=N (default 1): LibTorch's intra-op threads and OpenBLAS's.
+  torch::set_num_threads(take_threads_flag("torch_mlp", argc, argv));
   torch::set_num_interop_threads(1);
   double worst = 0;
   for (const Eigen::Index batch : kSelfCheckBatches) {
