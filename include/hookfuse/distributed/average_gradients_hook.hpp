@@ -11,8 +11,8 @@
 // (sum_r g_r / N), which equals it only when every rank has as many rows; hookfuse weighs by rows
 // so that N ranks train as one process also on the short last batch of an epoch, which the
 // sharded input splits unevenly (5 examples at global batch 4 on 2 ranks: 0 + 1 rows). A rank
-// with 0 rows contributes exactly nothing: its gradient (0 for hookfuse's losses, whose value is
-// 0 on an empty batch; reduce_mean's value is NaN there) is not read.
+// with 0 rows contributes exactly nothing: its gradient is not read (on an empty batch hookfuse's
+// losses are 0 and reduce_mean is NaN, both with zero gradients, but a hook may change them).
 //
 // One step: every rows_r * gradient is copied into one contiguous buffer per scalar type (float,
 // double), followed by one element holding rows_r; the buffer is summed over the ranks by ONE
@@ -60,9 +60,9 @@ struct AverageGradientsOptions {
 /// waiting in MPI_Allreduce). On the first step the ranks also compare their gradient element
 /// counts (one extra MPI_Allreduce(MPI_MAX)): different models throw MpiError on every rank
 /// naming both counts instead of exchanging garbage. Errors: MpiError naming MPI_Allreduce;
-/// MpiError when a later step has another element count than the first; MpiError when a batch
-/// has more rows than the buffer's type counts exactly (2^24 for float). `comm` must outlive the
-/// hook.
+/// MpiError when a later step has another element count than the first; MpiError, on that rank
+/// alone, when its batch has more than 2^24 rows (what a float counts exactly). `comm` must
+/// outlive the hook.
 class AverageGradientsHook {
  public:
   explicit AverageGradientsHook(const Communicator& comm, AverageGradientsOptions options = {})
