@@ -510,6 +510,48 @@ TEST_CASE("mpi: the uneven last batch weighted by rows trains as 1 process, 5 ex
   CHECK(root_copy(weighted.values) == weighted.values);
 }
 
+TEST_CASE("mpi: a last batch split 1 + 2 rows weighted by rows trains as 1 process, 7 at 4",
+          "[mpi][shard][uneven]") {
+  // 7 examples, global batch 4, 2 shuffled epochs: the batches split 2 + 2 and 1 + 2 rows
+  // ([0, 1) and [1, 3) of 3). The short batch's gradient is (1 g_0 + 2 g_1) / 3; an equal
+  // weight per rank gives (g_0 + g_1) / 2.
+  const hd::Communicator& comm = *g_comm;
+  REQUIRE(comm.size() == 2);
+  INFO("rank " << comm.rank());
+  const Examples ex(7);
+  const auto train = [&](std::int64_t shards, std::int64_t index, bool parallel, bool weighted) {
+    Linear m;
+    Input in(ex.x.data(), 7, 3, ex.y.data(), sharded(4, 2, shards, index));
+    std::vector<std::int64_t> rows;
+    if (parallel) {
+      hf::MonitoredTrainingSession s(
+          hf::GradientDescentOptimizer(0.5).minimize(m.loss(), m.gs), hf::feeds<"x", "y">(in),
+          hf::hooks(hd::AverageGradientsHook(comm, {.weight_by_rows = weighted}),
+                    hd::SyncStopHook(comm)));
+      while (!s.should_stop()) s.run();
+    } else {
+      hf::MonitoredTrainingSession s(hf::GradientDescentOptimizer(0.5).minimize(m.loss(), m.gs),
+                                     hf::feeds<"x", "y">(in), hf::hooks());
+      while (!s.should_stop()) s.run();
+    }
+    CHECK(m.gs.value == 4);
+    return m.values();
+  };
+  const std::vector<float> weighted = train(2, comm.rank(), true, true);
+  const std::vector<float> equal = train(2, comm.rank(), true, false);
+  const std::vector<float> single = train(1, 0, false, false);
+  double diff = 0.0, apart = 0.0, scale = 0.0;
+  for (std::size_t i = 0; i < single.size(); ++i) {
+    diff = std::max(diff, static_cast<double>(std::abs(weighted[i] - single[i])));
+    apart = std::max(apart, static_cast<double>(std::abs(equal[i] - single[i])));
+    scale = std::max(scale, static_cast<double>(std::abs(single[i])));
+  }
+  INFO("max difference " << diff << ", equal weight per rank " << apart << ", max weight "
+                         << scale);
+  CHECK(diff <= 1e-5 * scale);
+  CHECK(apart > 1e-3 * scale);  // the comparison can fail
+}
+
 TEST_CASE("mpi: a step with 0 rows on every rank leaves the gradients 0, SGD unchanged",
           "[mpi][uneven]") {
   const hd::Communicator& comm = *g_comm;
