@@ -3,8 +3,9 @@
 // with a timeout: a rank left waiting in a collective fails the test instead of hanging it):
 // a stop on one rank stopping every rank (SyncStopHook); checkpoints and event files written by
 // the chief (rank 0) only, every rank restoring from the chief's directory; the sharded input
-// (NumpyInputFnOptions::num_shards) giving every rank its slice of the global batch; the
-// cross-rank checksum of the variables (DivergenceCheckHook).
+// (NumpyInputFnOptions::num_shards) giving every rank its slice of the global batch, and the
+// gradients weighted by each rank's rows on an unevenly split last batch (AverageGradientsHook);
+// the cross-rank checksum of the variables (DivergenceCheckHook).
 //
 // Every rank runs every test case (they are collective). Its own main(): MPI is initialised
 // around Catch2's session.
