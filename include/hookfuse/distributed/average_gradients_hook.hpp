@@ -50,8 +50,8 @@ struct AverageGradientsOptions {
 /// batch rows (`weight_by_rows`, the default) or 1 (Horovod's equal weight). A rank with w_r = 0
 /// adds exactly 0 (not 0 * g_r, which is NaN for a NaN gradient). When every rank's batch is
 /// empty (sum_r(w_r) = 0) the gradients are set to 0 on every rank and empty_steps() counts the
-/// step: the update then sees a zero gradient (SGD leaves the variables as they are; Adam's and
-/// Momentum's slots still decay). With one rank it does nothing (no MPI call).
+/// step: the update then sees a zero gradient (SGD leaves the variables as they are; Momentum and
+/// Adam still move them by what their slots hold). With one rank it does nothing (no MPI call).
 ///
 /// The weights assume a loss that is a mean over the rows of the batch (hookfuse's losses,
 /// reduce_mean): rank r's gradient is then the mean of its rows' gradients. Being a gradient
