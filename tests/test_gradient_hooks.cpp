@@ -57,6 +57,12 @@ struct GradientObserver {
   }
 };
 
+/// Records GradientContext::batch_rows() of every run.
+struct RowsObserver {
+  std::vector<std::int64_t> rows;
+  void before_apply_gradients(const auto& gradients) { rows.push_back(gradients.batch_rows()); }
+};
+
 /// Fetches "gradients/W" like any hook; what after_run receives.
 struct GradientFetch {
   double w = 0.0;
@@ -178,6 +184,17 @@ TEST_CASE("Gradient hooks are called in hook order", "[gradient_hooks]") {
   CHECK(after.w == 5.0);
   CHECK(after.b == 5.0);
   CHECK(m.W.value(0, 0) == Approx(2.5).epsilon(1e-12));
+}
+
+TEST_CASE("GradientContext batch_rows is the rows fed this run, 0 for an empty batch",
+          "[gradient_hooks]") {
+  Model m;
+  hf::MonitoredTrainingSession s(hf::GradientDescentOptimizer(0.1).minimize(m.loss(), m.gs),
+                                 hf::caller_feeds(4), hf::hooks(RowsObserver{}));
+  const std::vector<double> x = {1.0, 2.0, 3.0, 4.0}, y = {0.0, 0.0, 0.0, 0.0};
+  for (const std::int64_t n : {4, 1, 0, 3})
+    s.run(hf::feed<"x">(x.data(), n, 1), hf::feed<"y">(y.data(), n, 1));
+  CHECK(s.hook<RowsObserver>().rows == std::vector<std::int64_t>{4, 1, 0, 3});
 }
 
 TEST_CASE("A gradient hook stores every gradient, without one the update stays fused",

@@ -40,7 +40,8 @@
 // ranks (NumpyInputFnOptions num_shards = N, shard_index = rank: every rank draws the same
 // seeded permutation and takes its slice of each global batch); hooks
 // BroadcastGlobalVariablesHook (rank 0's variables to every rank after any restore),
-// AverageGradientsHook (the mean of the ranks' gradients each step), --divergence_check_steps
+// AverageGradientsHook (the global batch's gradient each step, the ranks' gradients weighted by
+// their rows), --divergence_check_steps
 // (DivergenceCheckHook) and SyncStopHook (a stop on one rank stops all). Rank 0 is the chief
 // (SessionOptions::is_chief): it alone writes checkpoints and the event file to --model_dir,
 // prints the log lines and evaluates the test set; the other ranks print nothing but errors.

@@ -3,8 +3,9 @@
 // with a timeout: a rank left waiting in a collective fails the test instead of hanging it):
 // a stop on one rank stopping every rank (SyncStopHook); checkpoints and event files written by
 // the chief (rank 0) only, every rank restoring from the chief's directory; the sharded input
-// (NumpyInputFnOptions::num_shards) giving every rank its slice of the global batch; the
-// cross-rank checksum of the variables (DivergenceCheckHook).
+// (NumpyInputFnOptions::num_shards) giving every rank its slice of the global batch, and the
+// gradients weighted by each rank's rows on an unevenly split last batch (AverageGradientsHook);
+// the cross-rank checksum of the variables (DivergenceCheckHook).
 //
 // Every rank runs every test case (they are collective). Its own main(): MPI is initialised
 // around Catch2's session.
@@ -23,6 +24,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -406,6 +408,168 @@ TEST_CASE("mpi: 2 ranks on the sharded input train as 1 process on the whole inp
   INFO("max difference " << diff << ", without averaging " << apart << ", max weight " << scale);
   CHECK(diff <= 1e-5 * scale);
   CHECK(apart > 1e-3 * scale);  // the comparison can fail
+}
+
+namespace {
+/// Before the averaging: on a rank whose batch is empty, overwrites its gradients with NaN after
+/// checking that the session left them 0 (tests/test_zero_rows.cpp: mean_squared_error of 0 rows
+/// is 0 with zero gradients). The averaging must not read them.
+struct PoisonEmptyBatch {
+  int empty_runs = 0;
+  bool zero_before = true;
+  void before_apply_gradients(auto& gradients) {
+    if (gradients.batch_rows() != 0) return;
+    ++empty_runs;
+    gradients.for_each([&](auto& g, std::string_view) {
+      zero_before = zero_before && g.isZero(0.0);
+      g.setConstant(std::numeric_limits<float>::quiet_NaN());
+    });
+  }
+};
+}  // namespace
+
+TEST_CASE("mpi: the uneven last batch weighted by rows trains as 1 process, 5 examples at 4",
+          "[mpi][shard][uneven]") {
+  // 5 examples, global batch 4, 2 shuffled epochs: the batches split 2 + 2 and 0 + 1 rows. The
+  // global gradient of the short batch is rank 1's alone: sum_r(rows_r g_r) / sum_r(rows_r)
+  // = (0 + 1 g_1) / 1. An equal weight per rank gives (g_0 + g_1) / 2 instead (g_0 = 0), half
+  // the step: the unweighted run must end elsewhere, so the comparison can fail.
+  const hd::Communicator& comm = *g_comm;
+  REQUIRE(comm.size() == 2);
+  INFO("rank " << comm.rank());
+  const Examples ex(5);
+  struct Run {
+    std::vector<float> values;
+    std::int64_t steps = 0, averaged = 0, empty = 0;
+    int poisoned = 0;
+    bool zero_before = false;
+  };
+  const auto train = [&](std::int64_t shards, std::int64_t index, bool parallel, bool weighted) {
+    Linear m;
+    Input in(ex.x.data(), 5, 3, ex.y.data(), sharded(4, 2, shards, index));
+    Run out;
+    if (parallel) {
+      hf::MonitoredTrainingSession s(
+          hf::GradientDescentOptimizer(0.5).minimize(m.loss(), m.gs), hf::feeds<"x", "y">(in),
+          hf::hooks(PoisonEmptyBatch{},
+                    hd::AverageGradientsHook(comm, {.weight_by_rows = weighted}),
+                    hd::SyncStopHook(comm)));
+      while (!s.should_stop()) s.run();
+      out.averaged = s.hook<hd::AverageGradientsHook>().steps();
+      out.empty = s.hook<hd::AverageGradientsHook>().empty_steps();
+      out.poisoned = s.hook<PoisonEmptyBatch>().empty_runs;
+      out.zero_before = s.hook<PoisonEmptyBatch>().zero_before;
+    } else {
+      hf::MonitoredTrainingSession s(hf::GradientDescentOptimizer(0.5).minimize(m.loss(), m.gs),
+                                     hf::feeds<"x", "y">(in), hf::hooks());
+      while (!s.should_stop()) s.run();
+    }
+    out.steps = m.gs.value;
+    out.values = m.values();
+    return out;
+  };
+  const Run weighted = train(2, comm.rank(), true, true);
+  const Run equal = train(2, comm.rank(), true, false);
+  const Run single = train(1, 0, false, false);
+  CHECK(weighted.steps == 4);
+  CHECK(single.steps == 4);
+  CHECK(weighted.averaged == 4);
+  CHECK(weighted.empty == 0);
+  // Rank 0's second batch of each epoch is empty; its zero gradients became NaN before the
+  // averaging, and the weighted result stays finite and equal to the single process's.
+  CHECK(weighted.poisoned == (comm.rank() == 0 ? 2 : 0));
+  CHECK(weighted.zero_before);
+  double diff = 0.0, apart = 0.0, scale = 0.0;
+  bool equal_finite = true;
+  for (std::size_t i = 0; i < single.values.size(); ++i) {
+    diff = std::max(diff, static_cast<double>(std::abs(weighted.values[i] - single.values[i])));
+    equal_finite = equal_finite && std::isfinite(equal.values[i]);
+    scale = std::max(scale, static_cast<double>(std::abs(single.values[i])));
+  }
+  // The equal-weight run on the same poisoned gradients: NaN (0-row rank read). Without the
+  // poison its result is what apart measures below.
+  CHECK_FALSE(equal_finite);
+  const Run equal_clean = [&] {
+    Linear m;
+    Input in(ex.x.data(), 5, 3, ex.y.data(), sharded(4, 2, 2, comm.rank()));
+    hf::MonitoredTrainingSession s(
+        hf::GradientDescentOptimizer(0.5).minimize(m.loss(), m.gs), hf::feeds<"x", "y">(in),
+        hf::hooks(hd::AverageGradientsHook(comm, {.weight_by_rows = false}),
+                  hd::SyncStopHook(comm)));
+    while (!s.should_stop()) s.run();
+    Run r;
+    r.values = m.values();
+    return r;
+  }();
+  for (std::size_t i = 0; i < single.values.size(); ++i)
+    apart = std::max(apart,
+                     static_cast<double>(std::abs(equal_clean.values[i] - single.values[i])));
+  INFO("max difference " << diff << ", equal weight per rank " << apart << ", max weight "
+                         << scale);
+  CHECK(diff <= 1e-5 * scale);
+  CHECK(apart > 1e-3 * scale);  // the comparison can fail
+  CHECK(root_copy(weighted.values) == weighted.values);
+}
+
+TEST_CASE("mpi: a last batch split 1 + 2 rows weighted by rows trains as 1 process, 7 at 4",
+          "[mpi][shard][uneven]") {
+  // 7 examples, global batch 4, 2 shuffled epochs: the batches split 2 + 2 and 1 + 2 rows
+  // ([0, 1) and [1, 3) of 3). The short batch's gradient is (1 g_0 + 2 g_1) / 3; an equal
+  // weight per rank gives (g_0 + g_1) / 2.
+  const hd::Communicator& comm = *g_comm;
+  REQUIRE(comm.size() == 2);
+  INFO("rank " << comm.rank());
+  const Examples ex(7);
+  const auto train = [&](std::int64_t shards, std::int64_t index, bool parallel, bool weighted) {
+    Linear m;
+    Input in(ex.x.data(), 7, 3, ex.y.data(), sharded(4, 2, shards, index));
+    std::vector<std::int64_t> rows;
+    if (parallel) {
+      hf::MonitoredTrainingSession s(
+          hf::GradientDescentOptimizer(0.5).minimize(m.loss(), m.gs), hf::feeds<"x", "y">(in),
+          hf::hooks(hd::AverageGradientsHook(comm, {.weight_by_rows = weighted}),
+                    hd::SyncStopHook(comm)));
+      while (!s.should_stop()) s.run();
+    } else {
+      hf::MonitoredTrainingSession s(hf::GradientDescentOptimizer(0.5).minimize(m.loss(), m.gs),
+                                     hf::feeds<"x", "y">(in), hf::hooks());
+      while (!s.should_stop()) s.run();
+    }
+    CHECK(m.gs.value == 4);
+    return m.values();
+  };
+  const std::vector<float> weighted = train(2, comm.rank(), true, true);
+  const std::vector<float> equal = train(2, comm.rank(), true, false);
+  const std::vector<float> single = train(1, 0, false, false);
+  double diff = 0.0, apart = 0.0, scale = 0.0;
+  for (std::size_t i = 0; i < single.size(); ++i) {
+    diff = std::max(diff, static_cast<double>(std::abs(weighted[i] - single[i])));
+    apart = std::max(apart, static_cast<double>(std::abs(equal[i] - single[i])));
+    scale = std::max(scale, static_cast<double>(std::abs(single[i])));
+  }
+  INFO("max difference " << diff << ", equal weight per rank " << apart << ", max weight "
+                         << scale);
+  CHECK(diff <= 1e-5 * scale);
+  CHECK(apart > 1e-3 * scale);  // the comparison can fail
+}
+
+TEST_CASE("mpi: a step with 0 rows on every rank leaves the gradients 0, SGD unchanged",
+          "[mpi][uneven]") {
+  const hd::Communicator& comm = *g_comm;
+  REQUIRE(comm.size() == 2);
+  INFO("rank " << comm.rank());
+  Linear m;
+  const std::vector<float> start = m.values();
+  hf::MonitoredTrainingSession s(hf::GradientDescentOptimizer(0.5).minimize(m.loss(), m.gs),
+                                 hf::caller_feeds(4),
+                                 hf::hooks(PoisonEmptyBatch{}, hd::AverageGradientsHook(comm)));
+  const std::array<float, 3> x{1.0f, 2.0f, 3.0f};
+  const std::array<float, 1> y{1.0f};
+  s.run(hf::feed<"x">(x.data(), 0, 3), hf::feed<"y">(y.data(), 0, 1));
+  CHECK(s.hook<PoisonEmptyBatch>().empty_runs == 1);
+  CHECK(s.hook<hd::AverageGradientsHook>().empty_steps() == 1);
+  CHECK(m.gs.value == 1);
+  CHECK(m.values() == start);  // gradients 0: w - 0.5 * 0 = w, not NaN
 }
 
 // --- DivergenceCheckHook -------------------------------------------------------------------------

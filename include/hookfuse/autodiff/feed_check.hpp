@@ -227,6 +227,19 @@ void check_feeds_of(const Slots& slots, const Names& names, std::string_view wha
   }
 }
 
+/// The rows of this run's batch among the placeholders at positions I (those the loss reads): the
+/// fed rows of the first batched (dynamic-rows) one, which check_feeds_of makes equal to every
+/// other batched one's; with none batched, the first one's fixed rows; with no placeholder, 1.
+template <class Slots, std::size_t... I>
+Index batch_rows_of(const Slots& slots, std::index_sequence<I...>) {
+  Index rows = -1;
+  ((rows < 0 && slot_at<I, Slots>::D.rows == Dynamic ? void(rows = get<I>(slots).current.rows)
+                                                     : void()),
+   ...);
+  ((rows < 0 ? void(rows = get<I>(slots).current.rows) : void()), ...);
+  return rows < 0 ? Index(1) : rows;
+}
+
 /// ShapeError (fail_feeds) unless the batched placeholders among positions I that `reads` marks
 /// (what a whole step reads) were all fed the same number of rows.
 template <class Slots, class Names, class Reads, std::size_t... I>

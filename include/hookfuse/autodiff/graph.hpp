@@ -217,6 +217,13 @@ class Graph : public GraphTraits<TapeT, Loss> {
     detail::check_same_rows_of(slots_, names_, reads, detail::position_sequence<placeholders>{});
   }
 
+  /// The rows (examples) of the batch the loss reads, as last fed: the row count of its batched
+  /// placeholders (one count, checked by forward()), or a fixed-rows placeholder's R when none is
+  /// batched, or 1 when the loss reads no placeholder. 0 for an empty batch.
+  Index batch_rows() const {
+    return detail::batch_rows_of(slots_, typename Traits::template placeholders_read<Loss>{});
+  }
+
   /// Computes every tensor up to the loss; returns the loss. Throws ShapeError, before reading
   /// any input, when a placeholder the loss reads was not fed or the batched placeholders were
   /// fed different row counts.

@@ -75,6 +75,11 @@ class GradientContext {
   }
   /// The global step of this run (before the run's increment), as before_run's context has it.
   std::int64_t global_step() const { return global_step_; }
+  /// The rows (examples) of this run's batch: the row count fed to the batched placeholders the
+  /// loss reads (Graph::batch_rows: a fixed-rows placeholder's R when none is batched, 1 when the
+  /// loss reads no placeholder). 0 for an empty batch, such as a data-parallel rank's share of a
+  /// short last batch; AverageGradientsHook weighs each rank's gradient by it.
+  std::int64_t batch_rows() const { return static_cast<std::int64_t>(graph_->batch_rows()); }
 
  private:
   Graph* graph_;
