@@ -20,11 +20,13 @@
 
 #include "capturing_logger.hpp"
 #include "error_of.hpp"
+#include "estimator_replica_model.hpp"
 #include "temp_dir.hpp"
 
 namespace hf = hookfuse;
 namespace hm = hookfuse::metrics;
 namespace fs = std::filesystem;
+using namespace replica_model;  // F2, L2, classifier_fn, kFeatures, kLabels
 using hookfuse_test::CapturingLogger;
 using hookfuse_test::error_of;
 using hookfuse_test::Lines;
@@ -43,8 +45,7 @@ Rows column(std::vector<float> v) {
 template <class M>
 void sum_two(M& a, M& b) {
   std::vector<float> buffer, of_b;
-  hm::sum_local_variables([&](std::span<float> s) { of_b.assign(s.begin(), s.end()); }, buffer,
-                          b);
+  hm::sum_local_variables([&](std::span<float> s) { of_b.assign(s.begin(), s.end()); }, buffer, b);
   hm::sum_local_variables(
       [&](std::span<float> s) {
         REQUIRE(s.size() == of_b.size());
@@ -52,8 +53,8 @@ void sum_two(M& a, M& b) {
         of_b.assign(s.begin(), s.end());
       },
       buffer, a);
-  hm::sum_local_variables([&](std::span<float> s) { std::copy(of_b.begin(), of_b.end(), s.begin()); },
-                          buffer, b);
+  hm::sum_local_variables(
+      [&](std::span<float> s) { std::copy(of_b.begin(), of_b.end(), s.begin()); }, buffer, b);
 }
 
 }  // namespace
@@ -178,36 +179,15 @@ struct FakeGroup {
 };
 static_assert(hf::ReplicaGroup<FakeGroup>);
 
-using F2 = hf::Placeholder<"features", float, 2>;      // [batch, 2]
-using L2 = hf::Placeholder<"label", std::int32_t, 1>;  // [batch], class 0 or 1
-
-auto classifier_fn = [](F2 x, L2 y, auto mode, auto& vars) {
-  auto& dense = hf::nn::get_layer<hf::nn::Dense<"dense", float, 2, 2>>(vars, "dense");
-  auto logits = hf::named<"logits">(dense(x));
-  auto probabilities = hf::named<"probabilities">(hf::softmax(logits));
-  auto loss = hf::named<"loss">(hf::sparse_softmax_cross_entropy(y, logits));
-  return hf::EstimatorSpec{
-      .mode = mode,
-      .predictions = hf::predictions(logits, probabilities),
-      .loss = loss,
-      .train_op = hf::GradientDescentOptimizer(0.5).minimize(loss, vars.global_step()),
-      .eval_metric_ops = hf::eval_metric_ops(
-          hf::metric<"accuracy">(hf::metrics::Accuracy{}, y, logits),
-          hf::metric<"auc">(hf::metrics::AUC{}, y, hf::slice_cols<1>(probabilities)))};
-};
-
-// Class 1 above the line x0 + x1 = 0, but examples 3 and 7 repeat examples 0 and 4 with the
-// other label: no model gets more than 6 of the 8 right.
-const float kFeatures[16] = {-1.0f, -0.5f, -0.8f, -1.2f, -1.5f, 0.2f,  -1.0f, -0.5f,
-                             1.0f,  0.5f,  0.8f,  1.2f,  1.5f,  -0.2f, 1.0f,  0.5f};
-const std::int32_t kLabels[8] = {0, 0, 0, 1, 1, 1, 1, 0};
-
 using Config = hf::RunConfig<hf::FakeClock, CapturingLogger>;
 
 auto eval_input(std::int64_t shards, std::int64_t index) {
   return hf::numpy_input_fn<F2, L2>(kFeatures, 8, kLabels,
-                                    {.batch_size = 4, .num_epochs = 1, .shuffle = false,
-                                     .num_shards = shards, .shard_index = index});
+                                    {.batch_size = 4,
+                                     .num_epochs = 1,
+                                     .shuffle = false,
+                                     .num_shards = shards,
+                                     .shard_index = index});
 }
 
 std::set<std::string> listing(const fs::path& dir) {
@@ -227,7 +207,8 @@ bool has_line_starting(const Lines& lines, const std::string& prefix) {
 TEST_CASE("with_replicas: rank 0 is the chief, the group's size the replicas, its sum the sum") {
   Lines lines;
   FakeGroup g1(1, 3);
-  const Config c = hf::with_replicas(Config{.model_dir = "d", .logger = CapturingLogger{&lines}}, g1);
+  const Config c =
+      hf::with_replicas(Config{.model_dir = "d", .logger = CapturingLogger{&lines}}, g1);
   CHECK_FALSE(c.is_chief);
   CHECK(c.num_worker_replicas == 3);
   std::vector<float> v = {1.0f, 2.0f};
@@ -247,8 +228,8 @@ TEST_CASE("Estimator on two replicas: a non-chief trains from the chief's files 
   Lines lines;
   auto train_input = hf::numpy_input_fn<F2, L2>(
       kFeatures, 8, kLabels, {.batch_size = 4, .num_epochs = std::nullopt, .shuffle = false});
-  hf::Estimator chief(classifier_fn, Config{.model_dir = dir.path.string(),
-                                            .logger = CapturingLogger{&lines}});
+  hf::Estimator chief(classifier_fn,
+                      Config{.model_dir = dir.path.string(), .logger = CapturingLogger{&lines}});
   chief.train(train_input, {.steps = 20});
   REQUIRE(fs::exists(dir.path / "model.ckpt-20.index"));
   const auto before = listing(dir.path);
@@ -257,11 +238,10 @@ TEST_CASE("Estimator on two replicas: a non-chief trains from the chief's files 
 
   lines.clear();
   FakeGroup g(1, 2);
-  hf::Estimator worker(classifier_fn,
-                       hf::with_replicas(Config{.model_dir = dir.path.string(),
-                                                .log_step_count_steps = 1,
-                                                .logger = CapturingLogger{&lines}},
-                                         g));
+  hf::Estimator worker(classifier_fn, hf::with_replicas(Config{.model_dir = dir.path.string(),
+                                                               .log_step_count_steps = 1,
+                                                               .logger = CapturingLogger{&lines}},
+                                                        g));
   worker.train(train_input, {.steps = 5});
   // Restored at 20, trained 5 steps: the logging hook's lines say step = 20 .. 24.
   CHECK(has_line_starting(lines, "loss = "));
@@ -280,8 +260,8 @@ TEST_CASE("Estimator on two replicas: a non-chief trains from the chief's files 
 TEST_CASE("Estimator on two replicas: evaluate on two shards reports the whole set's metrics") {
   TempDir dir("replicas");
   Lines lines;
-  hf::Estimator trainer(classifier_fn, Config{.model_dir = dir.path.string(),
-                                              .logger = CapturingLogger{&lines}});
+  hf::Estimator trainer(classifier_fn,
+                        Config{.model_dir = dir.path.string(), .logger = CapturingLogger{&lines}});
   trainer.train(hf::numpy_input_fn<F2, L2>(
                     kFeatures, 8, kLabels,
                     {.batch_size = 4, .num_epochs = std::nullopt, .shuffle = true, .seed = 1}),
@@ -290,24 +270,17 @@ TEST_CASE("Estimator on two replicas: evaluate on two shards reports the whole s
   // By hand, from the checkpoint's variables: accuracy over the 8 examples, and the loss, the
   // mean of the two batches' mean cross-entropies (batches of 4, in order).
   const auto reader = hf::io::load_checkpoint(dir.path / "model.ckpt-30");
-  const auto k = reader.get_tensor<float>("dense/kernel");  // [2, 2], row-major
-  const auto b = reader.get_tensor<float>("dense/bias");
-  int correct = 0;
-  double xent = 0;
-  for (int e = 0; e < 8; ++e) {
-    const double z0 = kFeatures[2 * e] * k[0] + kFeatures[2 * e + 1] * k[2] + b[0];
-    const double z1 = kFeatures[2 * e] * k[1] + kFeatures[2 * e + 1] * k[3] + b[1];
-    correct += ((z1 > z0 ? 1 : 0) == kLabels[e]);
-    const double m = std::max(z0, z1);
-    const double lse = m + std::log(std::exp(z0 - m) + std::exp(z1 - m));
-    xent += (lse - (kLabels[e] == 1 ? z1 : z0)) / 8.0;
-  }
+  const ByHand hand =
+      by_hand(reader.get_tensor<float>("dense/kernel"), reader.get_tensor<float>("dense/bias"));
+  const int correct = hand.correct;
+  const double xent = hand.loss;
   REQUIRE(correct > 0);
   REQUIRE(correct <= 6);  // two examples repeat two others with the other label
 
   // One process on the whole set, a non-chief so that it writes nothing.
-  hf::Estimator whole(classifier_fn, Config{.model_dir = dir.path.string(), .is_chief = false,
-                                            .logger = CapturingLogger{&lines}});
+  hf::Estimator whole(
+      classifier_fn,
+      Config{.model_dir = dir.path.string(), .is_chief = false, .logger = CapturingLogger{&lines}});
   const hf::EvalResult single = whole.evaluate(eval_input(1, 0));
   CHECK(single.at("accuracy") == Approx(correct / 8.0).epsilon(1e-6));
   CHECK(single.loss() == Approx(xent).epsilon(1e-5));
@@ -316,10 +289,9 @@ TEST_CASE("Estimator on two replicas: evaluate on two shards reports the whole s
   // Rank 1 first, its group adding nothing: what it sends is its shard's state. Then rank 0
   // with rank 1's state added, then rank 1 again with rank 0's: both see the whole set.
   FakeGroup g1(1, 2);
-  hf::Estimator e1(classifier_fn,
-                   hf::with_replicas(Config{.model_dir = dir.path.string(),
-                                            .logger = CapturingLogger{&lines}},
-                                     g1));
+  hf::Estimator e1(classifier_fn, hf::with_replicas(Config{.model_dir = dir.path.string(),
+                                                           .logger = CapturingLogger{&lines}},
+                                                    g1));
   const hf::EvalResult shard1 = e1.evaluate(eval_input(2, 1));
   REQUIRE(g1.calls == 1);
   CHECK(g1.sent.size() == 2 + 2 + 4 * 200);  // loss, accuracy, AUC's 4 x 200 counts
@@ -329,10 +301,9 @@ TEST_CASE("Estimator on two replicas: evaluate on two shards reports the whole s
 
   FakeGroup g0(0, 2, g1.sent);
   lines.clear();
-  hf::Estimator e0(classifier_fn,
-                   hf::with_replicas(Config{.model_dir = dir.path.string(),
-                                            .logger = CapturingLogger{&lines}},
-                                     g0));
+  hf::Estimator e0(classifier_fn, hf::with_replicas(Config{.model_dir = dir.path.string(),
+                                                           .logger = CapturingLogger{&lines}},
+                                                    g0));
   const hf::EvalResult r0 = e0.evaluate(eval_input(2, 0));
   CHECK(r0.global_step == 30);
   CHECK(r0.at("accuracy") == single.at("accuracy"));
@@ -381,12 +352,13 @@ TEST_CASE("Estimator on replicas: a metric that cannot be summed is refused by n
         .train_op = hf::GradientDescentOptimizer(0.5).minimize(loss, vars.global_step()),
         .eval_metric_ops = hf::eval_metric_ops(hf::metric<"opaque">(OpaqueMetric{}, logits))};
   };
-  hf::Estimator chief(fn, Config{.model_dir = dir.path.string(), .logger = CapturingLogger{&lines}});
+  hf::Estimator chief(fn,
+                      Config{.model_dir = dir.path.string(), .logger = CapturingLogger{&lines}});
   chief.train(eval_input(1, 0), {.steps = 1});
   FakeGroup g(0, 2);
-  hf::Estimator e(fn, hf::with_replicas(Config{.model_dir = dir.path.string(),
-                                               .logger = CapturingLogger{&lines}},
-                                        g));
+  hf::Estimator e(
+      fn, hf::with_replicas(
+              Config{.model_dir = dir.path.string(), .logger = CapturingLogger{&lines}}, g));
   CHECK(error_of<hf::ValueError>([&] { e.evaluate(eval_input(2, 0)); }) ==
         "Estimator.evaluate: metric 'opaque' has no for_each_local_variable, so its local "
         "variables cannot be summed across replicas (RunConfig.cross_replica_sum is set)");
@@ -395,9 +367,29 @@ TEST_CASE("Estimator on replicas: a metric that cannot be summed is refused by n
 
   // Two replicas declared without a sum: evaluated alone, with a warning saying so.
   lines.clear();
-  hf::Estimator alone(fn, Config{.model_dir = dir.path.string(), .num_worker_replicas = 2,
+  hf::Estimator alone(fn, Config{.model_dir = dir.path.string(),
+                                 .num_worker_replicas = 2,
                                  .logger = CapturingLogger{&lines}});
   (void)alone.evaluate(eval_input(1, 0));
-  CHECK(has_line_starting(lines, "Estimator.evaluate: RunConfig.num_worker_replicas is 2 but "
-                                 "cross_replica_sum is not set"));
+  CHECK(has_line_starting(lines,
+                          "Estimator.evaluate: RunConfig.num_worker_replicas is 2 but "
+                          "cross_replica_sum is not set"));
+}
+
+TEST_CASE("train_and_evaluate refuses a RunConfig of several replicas, before writing anything") {
+  TempDir dir("replicas");
+  Lines lines;
+  FakeGroup g(0, 2);
+  hf::Estimator e(classifier_fn, hf::with_replicas(Config{.model_dir = dir.path.string(),
+                                                          .save_checkpoints_steps = 5,
+                                                          .logger = CapturingLogger{&lines}},
+                                                   g));
+  CHECK(error_of<hf::ValueError>([&] {
+          (void)hf::train_and_evaluate(e, hf::TrainSpec(eval_input(1, 0), 10),
+                                       hf::EvalSpec(eval_input(1, 0)));
+        }) == "train_and_evaluate: runs locally (non-distributed) only, but the RunConfig has 2 "
+              "worker replicas or a cross_replica_sum; on data-parallel ranks call "
+              "estimator.train and estimator.evaluate on every rank");
+  CHECK(fs::is_empty(dir.path));
+  CHECK(g.calls == 0);
 }

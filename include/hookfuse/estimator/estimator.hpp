@@ -127,8 +127,8 @@ class Estimator {
   /// from a hook's end() reaches the caller after every hook's end() has run (the final
   /// checkpoint is still saved); later ones are logged at ERROR through the config's logger
   /// (MonitoredTrainingSession::close(logger)). A non-chief (RunConfig::is_chief false) restores
-  /// model_dir's latest checkpoint read-only and has no saver, step counter or summary hook, so
-  /// it writes nothing (data-parallel ranks: docs/distributed.md).
+  /// read-only and writes nothing; with a cross_replica_sum, train returns once every replica
+  /// has ended, after the chief's last save (data-parallel ranks: docs/distributed.md).
   template <class InputFn, class Hooks = boost::hana::tuple<>,
             class Listeners = boost::hana::tuple<>>
   Estimator& train(InputFn&& input_fn, TrainArgs args = {}, Hooks hooks = {},
@@ -226,6 +226,7 @@ class Estimator {
       }
       session.close(config_.logger);
     });
+    detail::wait_for_replicas(config_);  // the chief's last checkpoint is on disk for every rank
     if (!last_loss)
       config_.logger.log(Severity::warning,
                          "Training with estimator made no steps. Perhaps input is empty or "
@@ -254,10 +255,9 @@ class Estimator {
   /// restore's errors (io::NotFoundError for a checkpoint_path that does not exist, naming it)
   /// before any hook runs or any file is written. An error from a hook's end() reaches the
   /// caller after every hook's end() has run, later ones logged through the config's logger.
-  /// With RunConfig::cross_replica_sum (with_replicas) every replica (all must call evaluate)
-  /// returns the metrics of the union of their shards: the local variables are summed over them
-  /// first (metrics/reduce.hpp; a metric that has none: ValueError naming it, before the first
-  /// batch). Only the chief (RunConfig::is_chief) logs the dict and writes the eval directory.
+  /// With RunConfig::cross_replica_sum every replica evaluates its shard and returns the metrics
+  /// of all shards, the local variables summed first (metrics/reduce.hpp; ValueError naming a
+  /// metric without them); only the chief (is_chief) logs the dict and writes the eval dir.
   template <class InputFn, class Hooks = boost::hana::tuple<>>
   EvalResult evaluate(InputFn&& input_fn, EvalArgs args = {}, Hooks hooks = {}) {
     if (args.steps && *args.steps <= 0)

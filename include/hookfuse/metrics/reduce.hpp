@@ -29,8 +29,7 @@ concept SummableMetric = requires(M& m) {
 
 /// The number of floats in the local variables of `ms...`.
 template <class... Ms>
-  requires(SummableMetric<std::remove_cvref_t<Ms>> && ...)
-std::size_t local_variable_size(Ms&&... ms) {
+requires(SummableMetric<std::remove_cvref_t<Ms>>&&...) std::size_t local_variable_size(Ms&&... ms) {
   std::size_t n = 0;
   (ms.for_each_local_variable([&n](std::span<float> v) { n += v.size(); }), ...);
   return n;
@@ -45,21 +44,21 @@ std::size_t local_variable_size(Ms&&... ms) {
 /// buffer is the caller's so that repeated reductions reuse its storage. Errors: what `sum`
 /// throws, with the metrics unchanged.
 template <class Sum, class... Ms>
-  requires(SummableMetric<std::remove_cvref_t<Ms>> && ...)
-void sum_local_variables(Sum&& sum, std::vector<float>& buffer, Ms&&... ms) {
+requires(SummableMetric<std::remove_cvref_t<Ms>>&&...) void sum_local_variables(
+    Sum&& sum, std::vector<float>& buffer, Ms&&... ms) {
   buffer.resize(local_variable_size(ms...));
   std::size_t at = 0;
   (ms.for_each_local_variable([&](std::span<float> v) {
-     std::copy(v.begin(), v.end(), buffer.begin() + static_cast<std::ptrdiff_t>(at));
-     at += v.size();
-   }),
+    std::copy(v.begin(), v.end(), buffer.begin() + static_cast<std::ptrdiff_t>(at));
+    at += v.size();
+  }),
    ...);
   sum(std::span<float>(buffer));
   at = 0;
   (ms.for_each_local_variable([&](std::span<float> v) {
-     std::copy_n(buffer.begin() + static_cast<std::ptrdiff_t>(at), v.size(), v.begin());
-     at += v.size();
-   }),
+    std::copy_n(buffer.begin() + static_cast<std::ptrdiff_t>(at), v.size(), v.begin());
+    at += v.size();
+  }),
    ...);
 }
 

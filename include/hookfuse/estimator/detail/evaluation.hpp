@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <map>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -97,6 +98,16 @@ void sum_across_replicas(const Config& config, metrics::Mean& loss, Ops& ops) {
         config.cross_replica_sum, buffer, loss,
         LocalVariablesOf<typename std::remove_cvref_t<decltype(op)>::metric_type>{&op.metric}...);
   });
+}
+
+/// At the end of a train() on replicas: waits until every replica has reached it (one
+/// cross_replica_sum of one float, a barrier), so that the chief's last checkpoint is written
+/// before any replica's next train() or evaluate() reads model_dir. No-op without a sum.
+template <class Config>
+void wait_for_replicas(const Config& config) {
+  if (!config.cross_replica_sum) return;
+  float arrived = 1.0f;
+  config.cross_replica_sum(std::span<float>(&arrived, 1));
 }
 
 /// After an evaluation: logs "Saving dict for global step N: k = v, ..." (metrics sorted by
