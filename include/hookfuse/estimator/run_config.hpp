@@ -42,7 +42,9 @@ namespace hookfuse {
 ///                                   replicas, in place (an MPI_Allreduce with MPI_SUM);
 ///                                   evaluate sums the metrics' local variables with it, so every
 ///                                   replica reports the metrics of all the replicas' shards.
-///                                   Empty (the default): each process reports its own.
+///                                   train ends with one sum of one float (a barrier after
+///                                   the chief's last save). Empty (the default): each process
+///                                   reports its own metrics, and no barrier.
 ///                                   with_replicas(config, comm) sets these three.
 ///   clock, logger                   time source and log of every hook the Estimator installs
 ///                                   (tests inject a fake clock and a capturing logger).
