@@ -126,19 +126,14 @@ class Estimator {
   /// or a train_op not made with vars.global_step(); the session's and saver's errors. An error
   /// from a hook's end() reaches the caller after every hook's end() has run (the final
   /// checkpoint is still saved); later ones are logged at ERROR through the config's logger
-  /// (MonitoredTrainingSession::close(logger)).
+  /// (MonitoredTrainingSession::close(logger)). A non-chief (RunConfig::is_chief false) restores
+  /// read-only and writes nothing; with a cross_replica_sum, train returns once every replica
+  /// has ended, after the chief's last save (data-parallel ranks: docs/distributed.md).
   template <class InputFn, class Hooks = boost::hana::tuple<>,
             class Listeners = boost::hana::tuple<>>
   Estimator& train(InputFn&& input_fn, TrainArgs args = {}, Hooks hooks = {},
                    Listeners saving_listeners = {}) {
-    if (args.steps && args.max_steps)
-      detail::fail<ValueError>("Estimator.train: Can not provide both steps and max_steps.");
-    if (args.steps && *args.steps <= 0)
-      detail::fail<ValueError>("Estimator.train: Must specify steps > 0, given: " +
-                               std::to_string(*args.steps));
-    if (args.max_steps && *args.max_steps <= 0)
-      detail::fail<ValueError>("Estimator.train: Must specify max_steps > 0, given: " +
-                               std::to_string(*args.max_steps));
+    args.validate();
     detail::check_model_dir(config_.model_dir, "Estimator.train");
     if (args.max_steps) {
       const std::int64_t start = detail::checkpoint_global_step(config_.model_dir);
@@ -205,6 +200,7 @@ class Estimator {
         detail::as_hook_tuple(std::move(spec.training_hooks)));
 
     SessionOptions<detail::SaverRef, C, L> options{
+        .is_chief = config_.is_chief,  // a non-chief restores from model_dir, writes nothing
         .checkpoint_dir = config_.model_dir,
         .save_checkpoint_secs = 0.0,  // saving is the chief-only CheckpointSaverHook's
         .save_summaries_steps = config_.save_summary_steps,
@@ -230,6 +226,7 @@ class Estimator {
       }
       session.close(config_.logger);
     });
+    detail::wait_for_replicas(config_);  // the chief's last checkpoint is on disk for every rank
     if (!last_loss)
       config_.logger.log(Severity::warning,
                          "Training with estimator made no steps. Perhaps input is empty or "
@@ -258,6 +255,9 @@ class Estimator {
   /// restore's errors (io::NotFoundError for a checkpoint_path that does not exist, naming it)
   /// before any hook runs or any file is written. An error from a hook's end() reaches the
   /// caller after every hook's end() has run, later ones logged through the config's logger.
+  /// With RunConfig::cross_replica_sum every replica evaluates its shard and returns the metrics
+  /// of all shards, the local variables summed first (metrics/reduce.hpp; ValueError naming a
+  /// metric without them); only the chief (is_chief) logs the dict and writes the eval dir.
   template <class InputFn, class Hooks = boost::hana::tuple<>>
   EvalResult evaluate(InputFn&& input_fn, EvalArgs args = {}, Hooks hooks = {}) {
     if (args.steps && *args.steps <= 0)
@@ -283,11 +283,11 @@ class Estimator {
     auto feed = detail::estimator_feeds<decltype(in)>::make(in.input);
     const auto names = detail::names_of(tensors);
 
-    float loss_total = 0.0f;  // TF's metrics.mean: float32 total and count
-    float loss_count = 0.0f;
+    metrics::Mean loss_mean;  // TF's metrics.mean(loss): float32 total and count
     boost::hana::for_each(ops, [](auto& op) {
       if constexpr (requires { op.metric.reset(); }) op.metric.reset();
     });
+    detail::check_replica_metrics(config_, ops);
     config_.logger.log(Severity::info, "Starting evaluation");
     const double started = config_.clock.now();
     std::int64_t evals = 0;
@@ -300,8 +300,8 @@ class Estimator {
           if (!values) break;
           ++evals;
           const TensorValue* results = (*values).results;
-          loss_total += static_cast<float>(results[0].item());
-          loss_count += 1.0f;
+          loss_mean.update(Eigen::Matrix<float, 1, 1>::Constant(
+              static_cast<float>(results[0].item())));
           std::size_t k = 1;
           boost::hana::for_each(ops, [&](auto& op) {
             constexpr std::size_t n = decltype(boost::hana::length(op.inputs))::value;
@@ -328,14 +328,16 @@ class Estimator {
     config_.logger.log(Severity::info, std::string("Inference Time : ") + secs + "s");
     config_.logger.log(Severity::info, "Finished evaluation");
 
+    if (config_.cross_replica_sum) detail::sum_across_replicas(config_, loss_mean, ops);
     EvalResult result;
     result.global_step = vars.global_step().value;
-    result.metrics["loss"] = loss_count > 0 ? loss_total / loss_count : 0.0f;
+    result.metrics["loss"] = loss_mean.value();
     boost::hana::for_each(ops, [&](auto& op) {
       result.metrics[std::string(std::remove_cvref_t<decltype(op)>::name.view())] =
           static_cast<float>(op.metric.value());
     });
-    detail::write_eval_summary(config_.logger, config_.model_dir, result, args.name);
+    if (config_.is_chief)
+      detail::write_eval_summary(config_.logger, config_.model_dir, result, args.name);
     return result;
   }
 
@@ -435,7 +437,6 @@ class Estimator {
       warm_start_->apply(VariableList(list.data(), list.size()), config_.logger);
     }
   }
-
 
  private:
   ModelFn model_fn_;

@@ -19,6 +19,19 @@ namespace hookfuse {
 struct TrainArgs {
   std::optional<std::int64_t> steps = std::nullopt;
   std::optional<std::int64_t> max_steps = std::nullopt;
+
+  /// TensorFlow's ValueErrors: "Estimator.train: Can not provide both steps and max_steps.",
+  /// "Estimator.train: Must specify steps > 0, given: 0" (likewise max_steps).
+  void validate() const {
+    if (steps && max_steps)
+      detail::fail<ValueError>("Estimator.train: Can not provide both steps and max_steps.");
+    if (steps && *steps <= 0)
+      detail::fail<ValueError>("Estimator.train: Must specify steps > 0, given: " +
+                               std::to_string(*steps));
+    if (max_steps && *max_steps <= 0)
+      detail::fail<ValueError>("Estimator.train: Must specify max_steps > 0, given: " +
+                               std::to_string(*max_steps));
+  }
 };
 
 /// evaluate()'s arguments (TF: evaluate(steps=, checkpoint_path=, name=)): at most `steps`

@@ -236,10 +236,20 @@ std::string optional_str(const std::optional<T>& v) {
 /// RunConfig.save_checkpoints_steps or RunConfig.save_checkpoints_secs."; ValueError
 /// "train_and_evaluate: eval_spec is an empty list of EvalSpecs" for an empty vector and
 /// "train_and_evaluate: two EvalSpecs named 'a' would both evaluate into model_dir/eval_a" for
-/// a repeated name (an empty tuple does not compile); the errors of train, evaluate and the
-/// exporters, as they happen.
+/// a repeated name (an empty tuple does not compile); ValueError "train_and_evaluate: runs
+/// locally (non-distributed) only, ..." for a RunConfig of several replicas (num_worker_replicas
+/// > 1 or a cross_replica_sum): its evaluations run in the chief's checkpoint listener, which
+/// the other ranks do not have, so a summed evaluation would wait for them forever (call train
+/// and evaluate on every rank instead); the errors of train, evaluate and the exporters, as they
+/// happen.
 template <class Est, class TS, class ES>
 TrainAndEvaluateResult train_and_evaluate(Est& estimator, TS train_spec, ES eval_spec) {
+  if (estimator.config().num_worker_replicas > 1 || estimator.config().cross_replica_sum)
+    detail::fail<ValueError>(
+        "train_and_evaluate: runs locally (non-distributed) only, but the RunConfig has " +
+        std::to_string(estimator.config().num_worker_replicas) +
+        " worker replicas or a cross_replica_sum; on data-parallel ranks call "
+        "estimator.train and estimator.evaluate on every rank");
   if constexpr (detail::is_eval_spec_v<ES>) {
     auto specs = boost::hana::make_tuple(std::move(eval_spec));
     return train_and_evaluate(estimator, std::move(train_spec), std::move(specs));

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -141,6 +142,16 @@ class AUC {
     std::fill(fn_.begin(), fn_.end(), 0.0f);
     std::fill(tn_.begin(), tn_.end(), 0.0f);
     std::fill(fp_.begin(), fp_.end(), 0.0f);
+  }
+
+  /// The local variables, true positives, false negatives, true negatives, false positives,
+  /// each a span of num_thresholds float32 counts (metrics/reduce.hpp).
+  template <class F>
+  void for_each_local_variable(F&& f) {
+    f(std::span<float>(tp_));
+    f(std::span<float>(fn_));
+    f(std::span<float>(tn_));
+    f(std::span<float>(fp_));
   }
 
   [[nodiscard]] int num_thresholds() const { return static_cast<int>(thresholds_.size()); }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cmath>
+#include <span>
 #include <type_traits>
 
 #include "hookfuse/detail/eigen.hpp"
@@ -26,6 +27,12 @@ class TotalCountMetric {
   [[nodiscard]] float total() const { return state_.total; }
   [[nodiscard]] float count() const { return state_.count; }
   void reset() { state_.reset(); }
+  /// The local variables, total then count, each as a span of one float32 (metrics/reduce.hpp).
+  template <class F>
+  void for_each_local_variable(F&& f) {
+    f(std::span<float>(&state_.total, 1));
+    f(std::span<float>(&state_.count, 1));
+  }
 
  protected:
   TotalCount state_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "hookfuse/autodiff/reduce_ops.hpp"  // InvalidArgumentError
@@ -90,6 +91,14 @@ class MeanPerClassAccuracy {
   void reset() {
     std::fill(total_.begin(), total_.end(), 0.0f);
     std::fill(count_.begin(), count_.end(), 0.0f);
+  }
+
+  /// The local variables, total then count, each a span of num_classes float32 counts
+  /// (metrics/reduce.hpp).
+  template <class F>
+  void for_each_local_variable(F&& f) {
+    f(std::span<float>(total_));
+    f(std::span<float>(count_));
   }
 
   [[nodiscard]] int num_classes() const { return static_cast<int>(total_.size()); }

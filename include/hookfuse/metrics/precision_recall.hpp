@@ -3,6 +3,7 @@
 // positives, false positives and false negatives.
 #pragma once
 
+#include <span>
 #include <type_traits>
 
 #include "hookfuse/detail/eigen.hpp"
@@ -86,6 +87,13 @@ class BinaryRatio {
     return other_;
   }
   void reset() { true_positives_ = other_ = 0.0f; }
+  /// The local variables, true positives then the other count, each a span of one float32
+  /// (metrics/reduce.hpp).
+  template <class F>
+  void for_each_local_variable(F&& f) {
+    f(std::span<float>(&true_positives_, 1));
+    f(std::span<float>(&other_, 1));
+  }
 
  private:
   float true_positives_ = 0.0f;

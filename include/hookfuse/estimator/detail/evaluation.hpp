@@ -1,16 +1,23 @@
 // hookfuse/estimator/detail/evaluation.hpp: the pieces of Estimator::evaluate that do not
 // depend on the model: metric inputs as Eigen maps over fetched values, numpy's printing of a
-// float32, and the evaluation's log line and event file.
+// float32, the metrics summed across replicas, and the evaluation's log line and event file.
 #pragma once
 
 #include <Eigen/Core>
+#include <boost/hana/for_each.hpp>
 #include <boost/hana/tuple.hpp>
+#include <boost/hana/unpack.hpp>
 #include <cstddef>
 #include <filesystem>
 #include <map>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
+#include "hookfuse/detail/format.hpp"
+#include "hookfuse/errors.hpp"
 #include "hookfuse/estimator/estimator_args.hpp"
 #include "hookfuse/fixed_string.hpp"
 #include "hookfuse/hooks/logging_tensor_hook.hpp"
@@ -18,6 +25,8 @@
 #include "hookfuse/io/summary_proto.hpp"
 #include "hookfuse/io/summary_writer_cache.hpp"
 #include "hookfuse/logging.hpp"
+#include "hookfuse/metrics/mean.hpp"
+#include "hookfuse/metrics/reduce.hpp"
 
 namespace hookfuse::detail {
 
@@ -43,6 +52,62 @@ struct FetchNames {};
 template <class... Es>
 constexpr auto names_of(const boost::hana::tuple<Es...>&) {
   return FetchNames<Es::name...>{};
+}
+
+/// A metric's local variables when it has them (metrics::SummableMetric), none otherwise.
+template <class M>
+struct LocalVariablesOf {
+  M* metric;
+  template <class F>
+  void for_each_local_variable(F&& f) {
+    if constexpr (metrics::SummableMetric<M>) metric->for_each_local_variable(f);
+  }
+};
+
+/// Before an evaluation on replicas: ValueError naming the first metric of `ops` whose local
+/// variables cannot be summed (no for_each_local_variable) when the config has a
+/// cross_replica_sum; a warning that each replica reports its own shard when num_worker_replicas
+/// > 1 and there is no cross_replica_sum.
+template <class Config, class Ops>
+void check_replica_metrics(Config& config, const Ops& ops) {
+  if (!config.cross_replica_sum) {
+    if (config.num_worker_replicas > 1)
+      config.logger.log(Severity::warning,
+                        "Estimator.evaluate: RunConfig.num_worker_replicas is " +
+                            std::to_string(config.num_worker_replicas) +
+                            " but cross_replica_sum is not set: the metrics are this process's "
+                            "alone (set both with with_replicas(config, comm))");
+    return;
+  }
+  boost::hana::for_each(ops, [](const auto& op) {
+    using Op = std::remove_cvref_t<decltype(op)>;
+    if constexpr (!metrics::SummableMetric<typename Op::metric_type>)
+      fail<ValueError>("Estimator.evaluate: metric '" + std::string(Op::name.view()) +
+                       "' has no for_each_local_variable, so its local variables cannot be "
+                       "summed across replicas (RunConfig.cross_replica_sum is set)");
+  });
+}
+
+/// After an evaluation on replicas: the loss mean's and every metric's local variables replaced
+/// by their sums over the replicas, in one call of config.cross_replica_sum.
+template <class Config, class Ops>
+void sum_across_replicas(const Config& config, metrics::Mean& loss, Ops& ops) {
+  std::vector<float> buffer;
+  boost::hana::unpack(ops, [&](auto&... op) {
+    metrics::sum_local_variables(
+        config.cross_replica_sum, buffer, loss,
+        LocalVariablesOf<typename std::remove_cvref_t<decltype(op)>::metric_type>{&op.metric}...);
+  });
+}
+
+/// At the end of a train() on replicas: waits until every replica has reached it (one
+/// cross_replica_sum of one float, a barrier), so that the chief's last checkpoint is written
+/// before any replica's next train() or evaluate() reads model_dir. No-op without a sum.
+template <class Config>
+void wait_for_replicas(const Config& config) {
+  if (!config.cross_replica_sum) return;
+  float arrived = 1.0f;
+  config.cross_replica_sum(std::span<float>(&arrived, 1));
 }
 
 /// After an evaluation: logs "Saving dict for global step N: k = v, ..." (metrics sorted by
