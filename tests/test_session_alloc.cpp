@@ -4,7 +4,8 @@
 // batch 32) trains on random data held in a preallocated input, in a MonitoredTrainingSession
 // with StopAtStepHook, NanTensorHook, StepCounterHook and LoggingTensorHook<"loss", "accuracy">.
 // After the first run(), 20 more run() calls must not allocate at all, while both periodic hooks
-// fire (checked through a logger that counts lines without allocating).
+// fire (checked through a logger that counts lines without allocating), on one thread and on 2
+// intra-op threads.
 //
 // Both kinds of heap allocation are counted (tests/alloc_counter.hpp): calls of the global
 // operator new, which this file replaces (HOOKFUSE_DEFINE_ALLOC_COUNTER; every tests/test_*.cpp is
@@ -71,6 +72,13 @@ using PreallocatedInput = hookfuse_test::PreallocatedInput<kBatch, kExamples, kF
 
 TEST_CASE("Session: after the first run, run() with the built-in hooks allocates nothing",
           "[session][alloc]") {
+  // On one thread, and on 2 intra-op threads (the pool started before the first run).
+  const int threads = GENERATE(1, 2);
+  INFO("intra-op threads: " << threads);
+  struct ThreadsScope {
+    explicit ThreadsScope(int n) { set_intra_op_parallelism_threads(n); }
+    ~ThreadsScope() { set_intra_op_parallelism_threads(1); }
+  } threads_scope(threads);
   const auto& [features, labels] =
       hookfuse_test::RandomExamples(42, kExamples, kFeatures, kClasses);
 
