@@ -223,7 +223,8 @@ bool parallel_gemm(const Lhs& lhs, const Rhs& rhs, Dst& dst, Scalar alpha, Works
   const bool split_rows = dst.rows() >= dst.cols();
   // Eigen computes a row-major destination as its transpose: its rows are then the kernel's
   // columns (blocks of nr), its columns the kernel's rows (blocks of one packet).
-  const Index align = (split_rows != dst_row_major) ? Index(Traits::LhsProgress) : Index(Traits::nr);
+  const Index align =
+      (split_rows != dst_row_major) ? Index(Traits::LhsProgress) : Index(Traits::nr);
   const Index total = split_rows ? dst.rows() : dst.cols();
   const Index per_thread = (total + threads - 1) / threads;
   const Index chunk = (per_thread + align - 1) / align * align;
