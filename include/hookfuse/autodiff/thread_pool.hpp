@@ -7,13 +7,14 @@
 // (IntraOpPool::try_run): the caller runs part 0, and every thread claims the next unclaimed
 // part from one atomic word until none is left. Wake-up and completion are atomics, spun on
 // briefly and then waited on (C++20 atomic wait/notify, a futex on Linux): a step allocates
-// nothing, takes no lock and creates no thread. The pool serves one product at
-// a time: a second thread that finds it busy (two sessions on two user threads) is refused and
-// computes its product alone, so nothing ever waits for another caller. Workers are joined when
-// the pool is resized and at exit.
+// nothing, takes no lock and creates no thread. The pool serves one product at a time: a second
+// thread that finds it busy (two sessions on two user threads) is refused and computes its
+// product alone, so no product waits for another. Workers are joined when the pool is resized
+// and at exit.
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <thread>
@@ -25,7 +26,7 @@
 namespace hookfuse::detail {
 
 /// The number of threads of the matrix products (1: no pool in use). Read by every large
-/// product; written by IntraOpPool::resize only.
+/// product; written by IntraOpPool only (resize, destruction).
 inline std::atomic<int> intra_op_threads{1};
 
 /// One pause of a spin loop (the x86 PAUSE instruction; a compiler barrier elsewhere).
