@@ -246,7 +246,12 @@ namespace {
 /// The classifier above trained by `optimizer` with no hooks: 20 runs after the first allocate
 /// nothing (the slots were created when the session bound the graph). Returns {news, mallocs}.
 template <class Opt>
-std::pair<std::size_t, std::size_t> optimizer_step_allocations(const Opt& optimizer) {
+std::pair<std::size_t, std::size_t> optimizer_step_allocations(const Opt& optimizer,
+                                                               int threads) {
+  struct ThreadsScope {
+    explicit ThreadsScope(int n) { set_intra_op_parallelism_threads(n); }
+    ~ThreadsScope() { set_intra_op_parallelism_threads(1); }
+  } threads_scope(threads);
   const auto& [features, labels] =
       hookfuse_test::RandomExamples(5, kExamples, kFeatures, kClasses);
   Placeholder<"x", float, kFeatures> x;
@@ -270,13 +275,16 @@ std::pair<std::size_t, std::size_t> optimizer_step_allocations(const Opt& optimi
 }  // namespace
 
 TEST_CASE("Session: steps of the optimizers with slots allocate nothing", "[session][alloc]") {
+  // On one thread, and on 2 intra-op threads, where the 784 x 256 kernel's update is split.
+  const int threads = GENERATE(1, 2);
+  INFO("intra-op threads: " << threads);
   using P = std::pair<std::size_t, std::size_t>;
-  CHECK(optimizer_step_allocations(MomentumOptimizer(0.01, 0.9)) == P{0, 0});
-  CHECK(optimizer_step_allocations(MomentumOptimizer(0.01, 0.9, true)) == P{0, 0});
-  CHECK(optimizer_step_allocations(AdamOptimizer()) == P{0, 0});
-  CHECK(optimizer_step_allocations(RMSPropOptimizer(0.01, 0.9, 0.5)) == P{0, 0});
-  CHECK(optimizer_step_allocations(RMSPropOptimizer<true>(0.01, 0.9, 0.5)) == P{0, 0});
-  CHECK(optimizer_step_allocations(AdagradOptimizer(0.01)) == P{0, 0});
+  CHECK(optimizer_step_allocations(MomentumOptimizer(0.01, 0.9), threads) == P{0, 0});
+  CHECK(optimizer_step_allocations(MomentumOptimizer(0.01, 0.9, true), threads) == P{0, 0});
+  CHECK(optimizer_step_allocations(AdamOptimizer(), threads) == P{0, 0});
+  CHECK(optimizer_step_allocations(RMSPropOptimizer(0.01, 0.9, 0.5), threads) == P{0, 0});
+  CHECK(optimizer_step_allocations(RMSPropOptimizer<true>(0.01, 0.9, 0.5), threads) == P{0, 0});
+  CHECK(optimizer_step_allocations(AdagradOptimizer(0.01), threads) == P{0, 0});
 }
 
 TEST_CASE("The allocation counters see allocations", "[alloc]") {

@@ -5,9 +5,10 @@
 // are split across n threads of hookfuse's own pool (autodiff/thread_pool.hpp): the destination
 // is cut into n parts along its larger dimension and each thread computes one part with Eigen's
 // sequential kernel, into packing buffers reserved on first use. The threads are created in that
-// call, never during a step, and a threaded step allocates nothing. Everything else in the step
-// (elementwise ops, reductions, the optimizer update, the hooks) stays on the calling thread.
-// No OpenMP is needed. An embedded build (HOOKFUSE_EMBEDDED) has no threads: the count is 1.
+// call, never during a step, and a threaded step allocates nothing. The elementwise update of a
+// large variable by an optimizer that declares it elementwise (Adam, RMSProp, Adagrad, unfused
+// Momentum; session/optimizer_slots.hpp) is split by rows the same way. Everything else in the
+// step (elementwise ops, reductions, the hooks) stays on the calling thread. No OpenMP is needed. An embedded build (HOOKFUSE_EMBEDDED) has no threads: the count is 1.
 #pragma once
 
 #include "hookfuse/config.hpp"
