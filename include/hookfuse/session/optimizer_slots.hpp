@@ -122,11 +122,11 @@ template <class V, std::size_t K, std::size_t... I>
 SlotMaps<update_map_t<V>, K> slot_maps(VariableSlots<V, K>& slots, std::index_sequence<I...>) {
   return {{update_map<V>(slots.slot[I])...}};
 }
-/// Rows [begin, begin + rows) of each slot, as update_map_t (the offset keeps its alignment).
+/// Rows [begin, begin + rows) of each slot of a variable with `cols` columns, as update_map_t
+/// (the caller picks `begin` so that the offset keeps the maps' alignment).
 template <class V, std::size_t K, std::size_t... I>
 SlotMaps<update_map_t<V>, K> slot_rows(VariableSlots<V, K>& slots, Index begin, Index rows,
-                                       std::index_sequence<I...>) {
-  const Index cols = slots.slot[0].cols();
+                                       Index cols, std::index_sequence<I...>) {
   return {{update_map_t<V>(slots.slot[I].data() + begin * cols, rows, cols)...}};
 }
 
@@ -176,15 +176,15 @@ struct SlotUpdate {
       update_map_t<V> value(p.variable.value.data() + begin * cols, rows, cols);
       const update_map_t<V> grad(p.variable.grad.data() + begin * cols, rows, cols);
       constexpr std::size_t k = Opt::slot_names::size;
-      auto s = slot_rows(p.update.state.template slots_of<V>(), begin, rows,
+      auto s = slot_rows(p.update.state.template slots_of<V>(), begin, rows, cols,
                          std::make_index_sequence<k>{});
       p.update.optimizer.apply_dense(value, grad, s, p.update.state.non_slot);
     }
   };
   /// The update of a large variable as row blocks on the intra-op pool, one per thread, each
-  /// block starting at the alignment the update's maps declare (so every block is computed as
-  /// on one thread: bit-identical). False, applying nothing, when the pool is busy or the
-  /// variable has too few rows to split.
+  /// block starting at the alignment the update's maps declare (so that its elements take the
+  /// vectorised path they take on one thread). False, applying nothing, when the pool is busy
+  /// or the variable has too few rows to split.
   template <class V>
   HOOKFUSE_NOINLINE bool apply_split(V& variable) const {
     using S = typename V::scalar;
