@@ -4,7 +4,8 @@
 // batch 32) trains on random data held in a preallocated input, in a MonitoredTrainingSession
 // with StopAtStepHook, NanTensorHook, StepCounterHook and LoggingTensorHook<"loss", "accuracy">.
 // After the first run(), 20 more run() calls must not allocate at all, while both periodic hooks
-// fire (checked through a logger that counts lines without allocating).
+// fire (checked through a logger that counts lines without allocating), on one thread and on 2
+// intra-op threads.
 //
 // Both kinds of heap allocation are counted (tests/alloc_counter.hpp): calls of the global
 // operator new, which this file replaces (HOOKFUSE_DEFINE_ALLOC_COUNTER; every tests/test_*.cpp is
@@ -71,6 +72,13 @@ using PreallocatedInput = hookfuse_test::PreallocatedInput<kBatch, kExamples, kF
 
 TEST_CASE("Session: after the first run, run() with the built-in hooks allocates nothing",
           "[session][alloc]") {
+  // On one thread, and on 2 intra-op threads (the pool started before the first run).
+  const int threads = GENERATE(1, 2);
+  INFO("intra-op threads: " << threads);
+  struct ThreadsScope {
+    explicit ThreadsScope(int n) { set_intra_op_parallelism_threads(n); }
+    ~ThreadsScope() { set_intra_op_parallelism_threads(1); }
+  } threads_scope(threads);
   const auto& [features, labels] =
       hookfuse_test::RandomExamples(42, kExamples, kFeatures, kClasses);
 
@@ -238,7 +246,12 @@ namespace {
 /// The classifier above trained by `optimizer` with no hooks: 20 runs after the first allocate
 /// nothing (the slots were created when the session bound the graph). Returns {news, mallocs}.
 template <class Opt>
-std::pair<std::size_t, std::size_t> optimizer_step_allocations(const Opt& optimizer) {
+std::pair<std::size_t, std::size_t> optimizer_step_allocations(const Opt& optimizer,
+                                                               int threads) {
+  struct ThreadsScope {
+    explicit ThreadsScope(int n) { set_intra_op_parallelism_threads(n); }
+    ~ThreadsScope() { set_intra_op_parallelism_threads(1); }
+  } threads_scope(threads);
   const auto& [features, labels] =
       hookfuse_test::RandomExamples(5, kExamples, kFeatures, kClasses);
   Placeholder<"x", float, kFeatures> x;
@@ -262,13 +275,16 @@ std::pair<std::size_t, std::size_t> optimizer_step_allocations(const Opt& optimi
 }  // namespace
 
 TEST_CASE("Session: steps of the optimizers with slots allocate nothing", "[session][alloc]") {
+  // On one thread, and on 2 intra-op threads, where the 784 x 256 kernel's update is split.
+  const int threads = GENERATE(1, 2);
+  INFO("intra-op threads: " << threads);
   using P = std::pair<std::size_t, std::size_t>;
-  CHECK(optimizer_step_allocations(MomentumOptimizer(0.01, 0.9)) == P{0, 0});
-  CHECK(optimizer_step_allocations(MomentumOptimizer(0.01, 0.9, true)) == P{0, 0});
-  CHECK(optimizer_step_allocations(AdamOptimizer()) == P{0, 0});
-  CHECK(optimizer_step_allocations(RMSPropOptimizer(0.01, 0.9, 0.5)) == P{0, 0});
-  CHECK(optimizer_step_allocations(RMSPropOptimizer<true>(0.01, 0.9, 0.5)) == P{0, 0});
-  CHECK(optimizer_step_allocations(AdagradOptimizer(0.01)) == P{0, 0});
+  CHECK(optimizer_step_allocations(MomentumOptimizer(0.01, 0.9), threads) == P{0, 0});
+  CHECK(optimizer_step_allocations(MomentumOptimizer(0.01, 0.9, true), threads) == P{0, 0});
+  CHECK(optimizer_step_allocations(AdamOptimizer(), threads) == P{0, 0});
+  CHECK(optimizer_step_allocations(RMSPropOptimizer(0.01, 0.9, 0.5), threads) == P{0, 0});
+  CHECK(optimizer_step_allocations(RMSPropOptimizer<true>(0.01, 0.9, 0.5), threads) == P{0, 0});
+  CHECK(optimizer_step_allocations(AdagradOptimizer(0.01), threads) == P{0, 0});
 }
 
 TEST_CASE("The allocation counters see allocations", "[alloc]") {

@@ -3,8 +3,9 @@
 // A Fashion-MNIST-shaped classifier (784 -> 256 relu -> 10, sparse softmax cross-entropy, float,
 // dynamic batch, capacity 128) is bound once; after one warm-up step at the full batch, further
 // steps (forward, backward, the fetch-only accuracy, and an SGD update
-// `w.value.noalias() -= lr * w.grad`) at batch 1, 32 and 128, and in a mixed order, must neither
-// call operator new nor make Eigen allocate (alloc_counter.hpp counts both). Controls show that
+// `w.value.noalias() -= lr * w.grad`) at batch 1, 32 and 128, and in a mixed order, on one
+// thread and on 2 and 3 intra-op threads, must neither call operator new nor make Eigen allocate
+// (alloc_counter.hpp counts both). Controls show that
 // each counter sees the allocations it is meant to see.
 //
 // This file replaces the global operator new (HOOKFUSE_DEFINE_ALLOC_COUNTER); every
@@ -83,9 +84,16 @@ struct Counts {
   float result = 0;
 };
 
+/// Sets the intra-op thread count for its lifetime, 1 again after.
+struct ThreadsScope {
+  explicit ThreadsScope(int n) { hf::set_intra_op_parallelism_threads(n); }
+  ~ThreadsScope() { hf::set_intra_op_parallelism_threads(1); }
+};
+
 /// Binds, warms up with one full-batch step, then measures kSteps steps at each batch size of
-/// `batches` in turn.
-Counts measure(std::initializer_list<Index> batches) {
+/// `batches` in turn, with `threads` intra-op threads (their pool started before the warm-up).
+Counts measure(std::initializer_list<Index> batches, int threads = 1) {
+  const ThreadsScope threads_scope(threads);
   auto m = std::make_unique<Classifier>();
   auto g = m->bind();
   step(g, *m, kCapacity);  // warm-up
@@ -124,6 +132,30 @@ TEST_CASE("zero alloc: training steps of a 784-256-10 float classifier allocate 
   }
   SECTION("batches of changing size, as with a short last batch") {
     const Counts c = measure({1, 128, 32, 77, 1, 128});
+    CHECK(std::isfinite(c.result));
+    CHECK(c.news == 0);
+    CHECK(c.eigen_mallocs == 0);
+  }
+}
+
+TEST_CASE("zero alloc: training steps on 2 intra-op threads allocate nothing",
+          "[autodiff][alloc][threads]") {
+  // The large products (784 x 256 at every batch here) are split across the pool: each part
+  // packs into the blocking the workspace reserved in the warm-up step.
+  SECTION("batch 32") {
+    const Counts c = measure({32}, 2);
+    CHECK(std::isfinite(c.result));
+    CHECK(c.news == 0);
+    CHECK(c.eigen_mallocs == 0);
+  }
+  SECTION("batch 128 (the capacity)") {
+    const Counts c = measure({128}, 2);
+    CHECK(std::isfinite(c.result));
+    CHECK(c.news == 0);
+    CHECK(c.eigen_mallocs == 0);
+  }
+  SECTION("batches of changing size, on 3 threads") {
+    const Counts c = measure({1, 128, 32, 77, 1, 128}, 3);
     CHECK(std::isfinite(c.result));
     CHECK(c.news == 0);
     CHECK(c.eigen_mallocs == 0);

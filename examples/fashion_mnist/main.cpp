@@ -45,7 +45,8 @@
 // (DivergenceCheckHook) and SyncStopHook (a stop on one rank stops all). Rank 0 is the chief
 // (SessionOptions::is_chief): it alone writes checkpoints and the event file to --model_dir,
 // prints the log lines and evaluates the test set; the other ranks print nothing but errors.
-// --threads T: the matrix products' threads per rank (OpenMP, hookfuse/autodiff/threads.hpp).
+// --threads T: the matrix products' threads per rank (hookfuse's intra-op thread pool,
+// hookfuse/autodiff/threads.hpp).
 //
 // Bad input never aborts: a flag out of range (NaN and infinities included), a missing or
 // malformed data file (load_fashion_mnist's checks: IDX layout, 28x28 images, labels 0..9, at
@@ -212,7 +213,7 @@ int main(int argc, char** argv) try {
                "loss/accuracy and step-rate log lines");
 #ifdef HOOKFUSE_WITH_MPI
   app.add_option("--threads", threads,
-                 "threads of the matrix products on each rank (OpenMP; 1 without OpenMP)")
+                 "threads of the matrix products on each rank (hookfuse's intra-op pool)")
       ->check(integer_in(1, 256));
   app.add_option("--divergence_check_steps", divergence_check_steps,
                  "check every this many steps that all ranks hold the same variables "

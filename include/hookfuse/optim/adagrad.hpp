@@ -37,6 +37,8 @@ class AdagradOptimizer : public detail::SlotOptimizerBase<AdagradOptimizer> {
     return static_cast<S>(initial_accumulator_value_);
   }
 
+  /// apply_dense is elementwise: a large variable's update may run on the intra-op threads.
+  static constexpr bool elementwise_update = true;
   /// One variable's update (formula above).
   template <class M, class G, class Slots, class NonSlots>
   void apply_dense(M& value, const G& grad, Slots& slots, NonSlots&) const {

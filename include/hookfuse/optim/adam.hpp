@@ -47,6 +47,8 @@ class AdamOptimizer : public detail::SlotOptimizerBase<AdamOptimizer> {
     return static_cast<S>(k == 0 ? beta1_ : beta2_);
   }
 
+  /// apply_dense is elementwise: a large variable's update may run on the intra-op threads.
+  static constexpr bool elementwise_update = true;
   /// One variable's update (formula above); non_slots = {beta1_power, beta2_power}.
   template <class M, class G, class Slots, class NonSlots>
   void apply_dense(M& value, const G& grad, Slots& slots, NonSlots& non_slots) const {

@@ -40,6 +40,8 @@ class MomentumOptimizer : public detail::SlotOptimizerBase<MomentumOptimizer> {
                                  "momentum", "finite and >= 0", momentum_);
   }
 
+  /// apply_dense is elementwise: a large variable's update may run on the intra-op threads.
+  static constexpr bool elementwise_update = true;
   /// One variable's update (formula above). `value`, `grad` and the slot are [R, C].
   template <class M, class G, class Slots, class NonSlots>
   void apply_dense(M& value, const G& grad, Slots& slots, NonSlots&) const {

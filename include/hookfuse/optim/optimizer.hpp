@@ -16,6 +16,10 @@
 //    update is compiled once per scalar type, whatever the variables' shapes; `non_slots` is a
 //    std::array of the non-slot scalars. Write the update with Eigen expressions on them
 //    (`value.array() -= ...`), as AdamOptimizer does.
+//    Optionally `static constexpr bool elementwise_update = true`: apply_dense computes each
+//    element of the value and slots from the same element of the gradient and slots and the
+//    non-slot scalars alone, so the session may apply it to row blocks of a large variable on
+//    several threads (intra-op threads, autodiff/threads.hpp; detail::ElementwiseUpdate).
 //    Optionally `conflicting_slot_names` (one name or "" per slot) and `slot_conflict_reason`:
 //    when a checkpoint holds "<var>/<conflicting name>", its value of that slot has another
 //    meaning (it came from another configuration of the optimizer) and a restore refuses it
@@ -72,6 +76,13 @@ concept SlotOptimizer = requires(const O& o) {
   { o.template initial_slot_value<float>(std::size_t{}) } -> std::same_as<float>;
   { o.template initial_non_slot_value<float>(std::size_t{}) } -> std::same_as<float>;
 };
+
+namespace detail {
+/// An optimizer that declares its apply_dense elementwise (`elementwise_update`, see the file
+/// comment).
+template <class O>
+concept ElementwiseUpdate = requires { requires bool(O::elementwise_update); };
+}  // namespace detail
 
 /// An optimizer: a learning rate that can be read and set, and either `apply(variable)` (a
 /// stateless update; checked when the session applies it) or slots (SlotOptimizer).

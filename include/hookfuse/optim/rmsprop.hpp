@@ -78,6 +78,8 @@ class RMSPropOptimizer : public detail::SlotOptimizerBase<RMSPropOptimizer<Cente
     return k == ms_slot ? S(1) : S(0);
   }
 
+  /// apply_dense is elementwise: a large variable's update may run on the intra-op threads.
+  static constexpr bool elementwise_update = true;
   /// One variable's update (formula above); coefficient-wise Eigen expressions, no temporary.
   template <class M, class G, class Slots, class NonSlots>
   void apply_dense(M& value, const G& grad, Slots& slots, NonSlots&) const {

@@ -19,6 +19,12 @@
 #include "hookfuse/hooks/checkpoint_variables.hpp"
 #include "hookfuse/optim/optimizer.hpp"
 
+#ifndef HOOKFUSE_EMBEDDED
+#include <algorithm>
+
+#include "hookfuse/autodiff/thread_pool.hpp"
+#endif
+
 namespace hookfuse {
 namespace detail {
 
@@ -116,6 +122,20 @@ template <class V, std::size_t K, std::size_t... I>
 SlotMaps<update_map_t<V>, K> slot_maps(VariableSlots<V, K>& slots, std::index_sequence<I...>) {
   return {{update_map<V>(slots.slot[I])...}};
 }
+/// Rows [begin, begin + rows) of each slot of a variable with `cols` columns, as update_map_t
+/// (the caller picks `begin` so that the offset keeps the maps' alignment).
+template <class V, std::size_t K, std::size_t... I>
+SlotMaps<update_map_t<V>, K> slot_rows(VariableSlots<V, K>& slots, Index begin, Index rows,
+                                       Index cols, std::index_sequence<I...>) {
+  return {{update_map_t<V>(slots.slot[I].data() + begin * cols, rows, cols)...}};
+}
+
+#ifndef HOOKFUSE_EMBEDDED
+/// Variables of at least this many elements get an elementwise update (ElementwiseUpdate) split
+/// across the intra-op threads: 16,384 elements of Adam's update are about 130,000 instructions,
+/// a hundred times what waking a spinning worker costs.
+inline constexpr Index kParallelUpdateMinElements = Index(1) << 14;
+#endif
 
 /// What the graph applies (Graph::apply_unfused) for an optimizer with slots: each variable's
 /// update with its slots. Built for one step by OptimizerSlots::bind.
@@ -130,10 +150,66 @@ struct SlotUpdate {
   }
   template <class V>
   HOOKFUSE_FLATTEN void apply(V& variable) const {
+#ifndef HOOKFUSE_EMBEDDED
+    if constexpr (ElementwiseUpdate<Opt>) {
+      if (intra_op_threads.load(std::memory_order_relaxed) > 1 &&
+          variable.value.size() >= kParallelUpdateMinElements && apply_split(variable))
+        return;
+    }
+#endif
     auto value = update_map<V>(variable.value);
     auto s = slots(variable);
     optimizer.apply_dense(value, update_map<V>(variable.grad), s, state.non_slot);
   }
+
+#ifndef HOOKFUSE_EMBEDDED
+  /// One part of a split update: rows [part * chunk, ...) of the value, gradient and slots.
+  template <class V>
+  struct SplitUpdate {
+    const SlotUpdate& update;
+    V& variable;
+    Index chunk;
+    static void run(void* self, int part) noexcept {
+      auto& p = *static_cast<SplitUpdate*>(self);
+      const Index rows_all = p.variable.value.rows(), cols = p.variable.value.cols();
+      const Index begin = part * p.chunk, rows = std::min(p.chunk, rows_all - begin);
+      update_map_t<V> value(p.variable.value.data() + begin * cols, rows, cols);
+      const update_map_t<V> grad(p.variable.grad.data() + begin * cols, rows, cols);
+      constexpr std::size_t k = Opt::slot_names::size;
+      auto s = slot_rows(p.update.state.template slots_of<V>(), begin, rows, cols,
+                         std::make_index_sequence<k>{});
+      p.update.optimizer.apply_dense(value, grad, s, p.update.state.non_slot);
+    }
+  };
+  /// The update of a large variable as row blocks on the intra-op pool, one per thread, each
+  /// block starting at the alignment the update's maps declare (so that its elements take the
+  /// vectorised path they take on one thread). False, applying nothing, when the pool is busy
+  /// or the variable has too few rows to split.
+  template <class V>
+  HOOKFUSE_NOINLINE bool apply_split(V& variable) const {
+    using S = typename V::scalar;
+    const Index rows = variable.value.rows(), cols = variable.value.cols();
+    const int threads = intra_op_threads.load(std::memory_order_relaxed);
+    // Rows per block: a multiple of `step`, so that each block's first element keeps the
+    // alignment of the whole (a multiple of `per_align` elements from its start).
+    constexpr int align_bytes =
+        alignment_of<S, V::rows_at_compile_time, V::cols_at_compile_time>;
+    constexpr Index per_align = align_bytes > 0 ? Index(align_bytes / int(sizeof(S))) : 1;
+    Index g = per_align, c = cols;  // gcd(per_align, cols)
+    while (c != 0) {
+      const Index t = g % c;
+      g = c;
+      c = t;
+    }
+    const Index step = per_align / g;
+    const Index per_thread = (rows + threads - 1) / threads;
+    const Index chunk = (per_thread + step - 1) / step * step;
+    const int parts = static_cast<int>((rows + chunk - 1) / chunk);
+    if (parts < 2) return false;
+    SplitUpdate<V> job{*this, variable, chunk};
+    return IntraOpPool::instance().try_run(parts, &SplitUpdate<V>::run, &job);
+  }
+#endif
 
   /// An optimizer declaring `accumulation_slot` (Momentum) is a detail::SlotAccumulation
   /// (autodiff/fusion_policy.hpp): its update of a fused variable accumulates the gradient into that slot.
