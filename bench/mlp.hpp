@@ -55,9 +55,11 @@ struct InitialWeights {
 /// Builds the model in hookfuse with the Fashion-MNIST example's four hooks (StopAtStepHook,
 /// StepCounterHook every 100 steps, NanTensorHook, LoggingTensorHook on loss and accuracy every
 /// 100 runs; all logging to a NullLogger), a MonitoredTrainingSession on `input` training with
-/// `optimizer`, and calls body(session). Initial weights as InitialWeights.
-template <class Input, class Optimizer, class Body>
-void with_hookfuse_session_using(Input input, Optimizer optimizer, Body&& body) {
+/// `optimizer` (and `extra_hooks` after the four), and calls body(session). Initial weights as
+/// InitialWeights.
+template <class Input, class Optimizer, class Body, class... ExtraHooks>
+void with_hookfuse_session_using(Input input, Optimizer optimizer, Body&& body,
+                                 ExtraHooks... extra_hooks) {
   namespace hf = hookfuse;
   hf::Placeholder<"x", float, kIn> x;
   hf::Placeholder<"labels", std::int32_t, 1> labels;
@@ -74,7 +76,8 @@ void with_hookfuse_session_using(Input input, Optimizer optimizer, Body&& body) 
                 hf::StepCounterHook<hf::SteadyClock, hf::NullLogger>({.every_n_steps = 100}),
                 hf::NanTensorHook<"loss", hf::NullLogger>(),
                 hf::BasicLoggingTensorHook<hf::LoggingPolicies<hf::SteadyClock, hf::NullLogger>,
-                                           "loss", "accuracy">({.every_n_iter = 100})),
+                                           "loss", "accuracy">({.every_n_iter = 100}),
+                std::move(extra_hooks)...),
       accuracy);
   body(session);
 }
