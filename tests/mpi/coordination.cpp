@@ -44,6 +44,7 @@ namespace fs = std::filesystem;
 namespace {
 
 using mpi_test::g_comm;  // MPI_COMM_WORLD (mpi_test_main.hpp)
+using mpi_test::SharedDir;
 
 /// y = x W + b, 3 -> 1, loss the mean squared error over the batch.
 struct Linear {
@@ -87,27 +88,6 @@ std::vector<T> root_copy(std::vector<T> v) {
   return v;
 }
 
-/// A fresh directory made by rank 0, its path on every rank (one file system: ranks on one
-/// machine). Removed by rank 0 when the last rank is done with it.
-struct SharedDir {
-  fs::path path;
-  SharedDir() {
-    std::array<char, 256> name{};
-    if (g_comm->rank() == 0) {
-      std::string t = (fs::temp_directory_path() / "hookfuse-mpi-XXXXXX").string();
-      REQUIRE(t.size() < name.size());
-      REQUIRE(::mkdtemp(t.data()) != nullptr);
-      t.copy(name.data(), t.size());
-    }
-    g_comm->broadcast_bytes(name.data(), name.size(), 0);
-    path = fs::path(name.data());
-  }
-  ~SharedDir() {
-    g_comm->barrier();
-    std::error_code ec;
-    if (g_comm->rank() == 0) fs::remove_all(path, ec);
-  }
-};
 
 /// Every file of `dir`: name -> (size, modification time).
 std::map<std::string, std::pair<std::uintmax_t, fs::file_time_type>> listing(const fs::path& dir) {

@@ -42,28 +42,8 @@ using namespace replica_model;  // F2, L2, classifier_fn, kFeatures, kLabels, by
 namespace {
 
 using mpi_test::g_comm;  // MPI_COMM_WORLD (mpi_test_main.hpp)
+using mpi_test::SharedDir;
 
-/// A fresh directory made by rank 0, its path on every rank (one file system: ranks on one
-/// machine). Removed by rank 0 when the last rank is done with it.
-struct SharedDir {
-  fs::path path;
-  SharedDir() {
-    std::array<char, 256> name{};
-    if (g_comm->rank() == 0) {
-      std::string t = (fs::temp_directory_path() / "hookfuse-mpi-estimator-XXXXXX").string();
-      REQUIRE(t.size() < name.size());
-      REQUIRE(::mkdtemp(t.data()) != nullptr);
-      t.copy(name.data(), t.size());
-    }
-    g_comm->broadcast_bytes(name.data(), name.size(), 0);
-    path = fs::path(name.data());
-  }
-  ~SharedDir() {
-    g_comm->barrier();
-    std::error_code ec;
-    if (g_comm->rank() == 0) fs::remove_all(path, ec);
-  }
-};
 
 /// The names of the files directly in `dir`.
 std::set<std::string> names_in(const fs::path& dir) {
