@@ -226,8 +226,7 @@ bool parallel_gemm(const Lhs& lhs, const Rhs& rhs, Dst& dst, Scalar alpha, Works
   const Index align =
       (split_rows != dst_row_major) ? Index(Traits::LhsProgress) : Index(Traits::nr);
   const Index total = split_rows ? dst.rows() : dst.cols();
-  const Index per_thread = (total + threads - 1) / threads;
-  const Index chunk = (per_thread + align - 1) / align * align;
+  const Index chunk = aligned_chunk(total, threads, align);
   const int parts = static_cast<int>((total + chunk - 1) / chunk);
   if (parts < 2) return false;
   ws.reserve_parts(parts);  // first use at this thread count only

@@ -29,6 +29,15 @@ namespace hookfuse::detail {
 /// product; written by IntraOpPool only (resize, destruction).
 inline std::atomic<int> intra_op_threads{1};
 
+/// The rows (or columns) per part when `total` are split over `threads` parts whose boundaries
+/// are multiples of `align`: ceil(total / threads) rounded up to a multiple of `align`. The
+/// parts are then ceil(total / chunk), fewer than `threads` when the alignment leaves too few.
+inline std::ptrdiff_t aligned_chunk(std::ptrdiff_t total, int threads,
+                                    std::ptrdiff_t align) noexcept {
+  const std::ptrdiff_t per_thread = (total + threads - 1) / threads;
+  return (per_thread + align - 1) / align * align;
+}
+
 /// One pause of a spin loop (the x86 PAUSE instruction; a compiler barrier elsewhere).
 inline void spin_pause() noexcept {
 #if defined(__x86_64__) || defined(__i386__)

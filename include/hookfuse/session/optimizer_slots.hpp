@@ -21,6 +21,7 @@
 
 #ifndef HOOKFUSE_EMBEDDED
 #include <algorithm>
+#include <numeric>
 
 #include "hookfuse/autodiff/thread_pool.hpp"
 #endif
@@ -195,15 +196,8 @@ struct SlotUpdate {
     constexpr int align_bytes =
         alignment_of<S, V::rows_at_compile_time, V::cols_at_compile_time>;
     constexpr Index per_align = align_bytes > 0 ? Index(align_bytes / int(sizeof(S))) : 1;
-    Index g = per_align, c = cols;  // gcd(per_align, cols)
-    while (c != 0) {
-      const Index t = g % c;
-      g = c;
-      c = t;
-    }
-    const Index step = per_align / g;
-    const Index per_thread = (rows + threads - 1) / threads;
-    const Index chunk = (per_thread + step - 1) / step * step;
+    const Index step = per_align / std::gcd(per_align, cols);
+    const Index chunk = aligned_chunk(rows, threads, step);
     const int parts = static_cast<int>((rows + chunk - 1) / chunk);
     if (parts < 2) return false;
     SplitUpdate<V> job{*this, variable, chunk};
