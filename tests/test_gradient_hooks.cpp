@@ -1,6 +1,6 @@
-// tests/test_gradient_hooks.cpp: the gradient event (before_apply_gradients) and the clipping
-// hooks, GradientClipByNormHook (tf.clip_by_global_norm) and GradientClipByValueHook
-// (tf.clip_by_value).
+// tests/test_gradient_hooks.cpp: the gradient event (before_apply_gradients), the update event
+// (after_apply_gradients) and the clipping hooks, GradientClipByNormHook
+// (tf.clip_by_global_norm) and GradientClipByValueHook (tf.clip_by_value).
 //
 // Every expected gradient and variable value is computed by hand here from the model
 //   pred = x W + b, loss = (pred - y)^2 (tf.compat.v1.losses.mean_squared_error of one element),
@@ -21,7 +21,9 @@
 #include <limits>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace hf = hookfuse;
@@ -335,6 +337,14 @@ struct SumObserver {
         [this](const auto& g, std::string_view) { sum += static_cast<double>(g.sum()); });
   }
 };
+/// Sums the updated values and slots it sees (read-only), without allocating.
+struct UpdateSum {
+  double sum = 0.0;
+  void after_apply_gradients(const auto& updated) {
+    updated.for_each(
+        [this](const auto& t, std::string_view) { sum += static_cast<double>(t.sum()); });
+  }
+};
 }  // namespace
 
 TEST_CASE("A step with the clipping hooks allocates nothing", "[gradient_hooks][alloc]") {
@@ -347,9 +357,11 @@ TEST_CASE("A step with the clipping hooks allocates nothing", "[gradient_hooks][
   hf::GlobalStep gs;
   hf::GradientClipByNormHook clip(1e-3);  // far below the norm: clips every run
   SumObserver seen;
+  UpdateSum updated;
   hf::MonitoredTrainingSession session(
       hf::MomentumOptimizer(0.01, 0.9).minimize(loss, gs), FixedBatch{},
-      hf::hooks(hf::GradientClipByValueHook(-0.05, 0.05), std::ref(clip), std::ref(seen)));
+      hf::hooks(hf::GradientClipByValueHook(-0.05, 0.05), std::ref(clip), std::ref(seen),
+                std::ref(updated)));
   session.run();  // warm-up
   std::size_t news = 0, eigen_mallocs = 0;
   {
@@ -362,5 +374,136 @@ TEST_CASE("A step with the clipping hooks allocates nothing", "[gradient_hooks][
   CHECK(eigen_mallocs == 0);
   CHECK(clip.global_norm() > 1e-3);  // the clipping branch ran
   CHECK(seen.sum != 0.0);
+  CHECK(updated.sum != 0.0);
   CHECK(session.global_step() == 21);
+}
+
+namespace {
+using Events = std::vector<std::string>;
+
+/// Copies, in after_apply_gradients, every tensor it is shown (name, element (0, 0)), the global
+/// step and the rows; logs its event.
+struct UpdateObserver {
+  Events* log = nullptr;
+  std::vector<std::pair<std::string, double>> seen;
+  std::int64_t step = -1, rows = -1;
+  int calls = 0;
+  void after_apply_gradients(const auto& updated) {
+    ++calls;
+    if (log) log->push_back("after_apply_gradients");
+    step = updated.global_step();
+    rows = updated.batch_rows();
+    seen.clear();
+    updated.for_each([this](const auto& t, std::string_view name) {
+      seen.emplace_back(std::string(name), static_cast<double>(t(0, 0)));
+    });
+  }
+};
+/// Logs after_run with the global step it sees.
+struct RunLogger {
+  Events* log;
+  void after_run(hf::SessionRunContext& ctx, const hf::SessionRunValues<>&) {
+    log->push_back("after_run " + std::to_string(ctx.global_step()));
+  }
+};
+/// Sets b's value to 0 after every update.
+struct ZeroB {
+  void after_apply_gradients(auto& updated) {
+    updated.for_each([](auto& t, std::string_view name) {
+      if (name == "b") t.setZero();
+    });
+  }
+};
+/// True when `got` holds the names of `want` in order with values equal to 1e-12.
+bool same_tensors(const std::vector<std::pair<std::string, double>>& got,
+                  const std::vector<std::pair<std::string, double>>& want) {
+  if (got.size() != want.size()) return false;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    UNSCOPED_INFO(got[i].first << " = " << got[i].second << ", want " << want[i].first << " = "
+                               << want[i].second);
+    if (got[i].first != want[i].first || std::abs(got[i].second - want[i].second) > 1e-12)
+      return false;
+  }
+  return true;
+}
+}  // namespace
+
+TEST_CASE("An update hook sees the updated values before after_run and keeps the update fused",
+          "[gradient_hooks][update_event]") {
+  using Sgd = hf::GradientDescentOptimizer;
+  // It pins no gradient: the fused update stays on (a gradient hook turns it off, above).
+  STATIC_REQUIRE(SessionOf<Sgd, UpdateObserver>::update_fused<"W">);
+  STATIC_REQUIRE(SessionOf<Sgd, UpdateObserver>::update_fused<"b">);
+  STATIC_REQUIRE(SessionOf<hf::MomentumOptimizer, UpdateObserver>::update_fused<"W">);
+  STATIC_REQUIRE(hf::DeclaresAfterApplyGradients<UpdateObserver>);
+  STATIC_REQUIRE_FALSE(hf::GradientHook<UpdateObserver>);
+  // x = 2, y = 1: pred = 7, dW = 2 (7 - 1) 2 = 24, db = 12; SGD 0.1: W = 0.6, b = -0.2. The
+  // logger comes first in hook order, and its after_run still comes after the update event,
+  // with the incremented step; the event sees the step before the increment.
+  Model m;
+  Events log;
+  UpdateObserver observer{&log};
+  one_step(m, Sgd(0.1), hf::hooks(RunLogger{&log}, std::ref(observer)), 2.0, 1.0);
+  CHECK(log == Events{"after_apply_gradients", "after_run 1"});
+  CHECK(observer.step == 0);
+  CHECK(observer.rows == 1);
+  CHECK(same_tensors(observer.seen, {{"W", 0.6}, {"b", -0.2}}));
+}
+
+TEST_CASE("An update hook sees each variable's Momentum slot after it",
+          "[gradient_hooks][update_event]") {
+  // TF ApplyMomentum: accum = 0.9 accum + g, var -= lr accum. Step 1 (x = 2, y = 1): g = (24,
+  // 12), accum = (24, 12), W = 3 - 2.4 = 0.6, b = 1 - 1.2 = -0.2. Step 2: pred = 2 (0.6) - 0.2
+  // = 1 = y, g = 0: accum = (21.6, 10.8), W = 0.6 - 2.16 = -1.56, b = -0.2 - 1.08 = -1.28.
+  Model m;
+  UpdateObserver observer;
+  hf::MonitoredTrainingSession s(hf::MomentumOptimizer(0.1, 0.9).minimize(m.loss(), m.gs),
+                                 hf::caller_feeds(1), hf::hooks(std::ref(observer)));
+  const double x = 2.0, y = 1.0;
+  s.run(hf::feed<"x">(&x, 1, 1), hf::feed<"y">(&y, 1, 1));
+  CHECK(same_tensors(observer.seen,
+                     {{"W", 0.6}, {"W/Momentum", 24.0}, {"b", -0.2}, {"b/Momentum", 12.0}}));
+  s.run(hf::feed<"x">(&x, 1, 1), hf::feed<"y">(&y, 1, 1));
+  CHECK(same_tensors(observer.seen,
+                     {{"W", -1.56}, {"W/Momentum", 21.6}, {"b", -1.28}, {"b/Momentum", 10.8}}));
+  CHECK(observer.step == 1);
+  CHECK(observer.calls == 2);
+}
+
+TEST_CASE("What an update hook writes is what later hooks and checkpoints see",
+          "[gradient_hooks][update_event]") {
+  // ZeroB sets b to 0 after the update; the observer after it sees W = 0.6 (3 - 0.1 * 24) and
+  // b = 0, as do the variables and the checkpoint list afterwards.
+  Model m;
+  UpdateObserver observer;
+  hf::MonitoredTrainingSession s(hf::GradientDescentOptimizer(0.1).minimize(m.loss(), m.gs),
+                                 hf::caller_feeds(1), hf::hooks(ZeroB{}, std::ref(observer)));
+  const double x = 2.0, y = 1.0;
+  s.run(hf::feed<"x">(&x, 1, 1), hf::feed<"y">(&y, 1, 1));
+  CHECK(same_tensors(observer.seen, {{"W", 0.6}, {"b", 0.0}}));
+  CHECK(m.b.value(0, 0) == 0.0);
+  bool found = false;
+  for (const hf::CheckpointVariable& v : s.variables())
+    if (v.name == "b") {
+      found = true;
+      CHECK(v.values<double>()[0] == 0.0);
+    }
+  CHECK(found);
+  // Step 2 from W = 0.6, b = 0: pred = 1.2, dW = 2 (0.2) 2 = 0.8, W = 0.6 - 0.08 = 0.52.
+  s.run(hf::feed<"x">(&x, 1, 1), hf::feed<"y">(&y, 1, 1));
+  CHECK(same_tensors(observer.seen, {{"W", 0.52}, {"b", 0.0}}));
+}
+
+TEST_CASE("An update hook is called every run: it turns the idle fast path off",
+          "[gradient_hooks][update_event]") {
+  Model m;
+  UpdateObserver observer;
+  hf::MonitoredTrainingSession s(
+      hf::GradientDescentOptimizer(0.1).minimize(m.loss(), m.gs), hf::caller_feeds(1),
+      hf::hooks(hf::LoggingTensorHook<"loss">({.every_n_iter = 100}), std::ref(observer)));
+  STATIC_REQUIRE_FALSE(decltype(s)::skips_idle_runs);
+  const double x = 2.0, y = 1.0;
+  for (int i = 0; i < 5; ++i) s.run(hf::feed<"x">(&x, 1, 1), hf::feed<"y">(&y, 1, 1));
+  CHECK(observer.calls == 5);
+  CHECK(observer.step == 4);
 }

@@ -40,8 +40,9 @@
 // ranks (NumpyInputFnOptions num_shards = N, shard_index = rank: every rank draws the same
 // seeded permutation and takes its slice of each global batch); hooks
 // BroadcastGlobalVariablesHook (rank 0's variables to every rank after any restore),
-// AverageGradientsHook (the global batch's gradient each step, the ranks' gradients weighted by
-// their rows), --divergence_check_steps
+// AverageVariablesHook with SGD and Momentum (the updated variables and slots averaged over the
+// ranks, weighted by their rows: exact for these two, and their update stays fused) or
+// AverageGradientsHook with the others (the global batch's gradient each step), --divergence_check_steps
 // (DivergenceCheckHook) and SyncStopHook (a stop on one rank stops all). Rank 0 is the chief
 // (SessionOptions::is_chief): it alone writes checkpoints and the event file to --model_dir,
 // prints the log lines and evaluates the test set; the other ranks print nothing but errors.
@@ -67,6 +68,7 @@
 #include <hookfuse/hookfuse.hpp>
 #ifdef HOOKFUSE_WITH_MPI
 #include <hookfuse/distributed/average_gradients_hook.hpp>
+#include <hookfuse/distributed/average_variables_hook.hpp>
 #include <hookfuse/distributed/broadcast_global_variables_hook.hpp>
 #include <hookfuse/distributed/communicator.hpp>
 #include <hookfuse/distributed/divergence_check_hook.hpp>
@@ -133,6 +135,18 @@ struct RankLogger {
   }
 };
 using ExampleSessionOptions = hf::SessionOptions<hf::DefaultSaver, hf::SteadyClock, RankLogger>;
+
+/// The ranks' average for optimizer Opt: of the updated variables where that equals the
+/// gradients' and keeps the fused update (SGD, Momentum), of the gradients otherwise
+/// (docs/distributed.md, AverageVariablesHook).
+template <class Opt>
+auto average_over_ranks(const hd::Communicator& comm) {
+  if constexpr (std::is_same_v<Opt, hf::GradientDescentOptimizer> ||
+                std::is_same_v<Opt, hf::MomentumOptimizer>)
+    return hd::AverageVariablesHook(comm);
+  else
+    return hd::AverageGradientsHook(comm);
+}
 #else
 using ExampleSessionOptions = hf::SessionOptions<>;
 #endif
@@ -297,7 +311,8 @@ int main(int argc, char** argv) try {
           hf::hooks(
 #ifdef HOOKFUSE_WITH_MPI
               // First: the hooks after it see rank 0's (possibly restored) variables.
-              hd::BroadcastGlobalVariablesHook(comm), hd::AverageGradientsHook(comm),
+              hd::BroadcastGlobalVariablesHook(comm),
+              average_over_ranks<std::remove_cvref_t<decltype(opt)>>(comm),
 #endif
               hf::StopAtStepHook({.last_step = last_step}),
               // The session installs TF's StepCounterHook when it has a directory.

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include <hookfuse/distributed/average_gradients_hook.hpp>
+#include <hookfuse/distributed/average_variables_hook.hpp>
 #include <hookfuse/distributed/broadcast_global_variables_hook.hpp>
 #include <hookfuse/distributed/communicator.hpp>
 #include <hookfuse/distributed/divergence_check_hook.hpp>
@@ -131,21 +132,25 @@ std::vector<float> train_single(MakeOpt make_opt, int first = 0, int rows = kGlo
   return m.values();
 }
 
-/// This rank's share of each global batch, gradients averaged over the ranks.
-/// The ranks' variables are compared every 10 steps (DivergenceCheckHook).
-template <class MakeOpt>
-std::vector<float> train_data_parallel(MakeOpt make_opt, std::size_t* exchanged = nullptr) {
+/// This rank's share of each global batch, averaged over the ranks by `Average`
+/// (AverageGradientsHook: the gradients; AverageVariablesHook: the updated values and slots).
+/// The ranks' variables are compared every 10 steps (DivergenceCheckHook). `fused`: whether the
+/// session folds the update of W1 into the backward pass.
+template <class Average, class MakeOpt>
+std::vector<float> train_data_parallel(MakeOpt make_opt, std::size_t* exchanged = nullptr,
+                                       bool* fused = nullptr) {
   const hd::Communicator& comm = *g_comm;
   const int per_rank = kGlobalBatch / comm.size();
   Mlp m;
   hf::MonitoredTrainingSession s(make_opt().minimize(m.loss(), m.gs), hf::caller_feeds(per_rank),
-                                 hf::hooks(hd::BroadcastGlobalVariablesHook(comm),
-                                           hd::AverageGradientsHook(comm),
+                                 hf::hooks(hd::BroadcastGlobalVariablesHook(comm), Average(comm),
                                            hd::DivergenceCheckHook(comm, {.every_n_steps = 10})));
   for (int t = 0; t < kSteps; ++t) run_rows(s, t, comm.rank() * per_rank, per_rank);
   CHECK(m.gs.value == kSteps);
   CHECK(s.template hook<hd::DivergenceCheckHook>().checks() == kSteps / 10);
-  if (exchanged) *exchanged = s.template hook<hd::AverageGradientsHook>().float_elements();
+  CHECK(s.template hook<Average>().steps() == kSteps);
+  if (exchanged) *exchanged = s.template hook<Average>().float_elements();
+  if (fused) *fused = s.template update_fused_now<"W1">();
   return m.values();
 }
 
@@ -169,17 +174,21 @@ std::vector<float> root_copy(std::vector<float> v) {
   return v;
 }
 
-template <class MakeOpt>
-void check_equivalence(MakeOpt make_opt) {
+constexpr std::size_t kModelElements = kIn * kHidden + kHidden + kHidden * kOut + kOut;
+
+/// `Average` on 2 ranks x 16 rows against one process x 32 rows; `elements`: the floats it must
+/// exchange per step.
+template <class Average = hd::AverageGradientsHook, class MakeOpt>
+void check_equivalence(MakeOpt make_opt, std::size_t elements = kModelElements) {
   REQUIRE(g_comm->size() == 2);
   std::size_t exchanged = 0;
-  const std::vector<float> parallel = train_data_parallel(make_opt, &exchanged);
+  const std::vector<float> parallel = train_data_parallel<Average>(make_opt, &exchanged);
   const std::vector<float> reference = train_single(make_opt);
   // Independent of the averaging code: rank 0's half batch alone trains elsewhere, so the
   // comparison below can fail.
   const std::vector<float> half_only = train_single(make_opt, 0, kGlobalBatch / 2);
   INFO("rank " << g_comm->rank());
-  CHECK(exchanged == static_cast<std::size_t>(kIn * kHidden + kHidden + kHidden * kOut + kOut));
+  CHECK(exchanged == elements);
   CHECK(close_rel(parallel, reference, 1e-5));
   CHECK_FALSE(close_rel(half_only, reference, 1e-3));
   // Every rank ends with the same weights, bit for bit.
@@ -201,6 +210,51 @@ TEST_CASE("mpi: 2 ranks x batch 16 equal 1 process x batch 32 after 100 steps, M
 TEST_CASE("mpi: 2 ranks x batch 16 equal 1 process x batch 32 after 100 steps, Adam",
           "[mpi]") {
   check_equivalence([] { return hf::AdamOptimizer(0.01); });
+}
+
+// Where the update is linear in the gradient (SGD, Momentum with or without Nesterov), averaging
+// the updated values and slots equals averaging the gradients, and the update stays fused.
+TEST_CASE("mpi: AverageVariablesHook 2 ranks x batch 16 equal 1 process x batch 32, SGD",
+          "[mpi]") {
+  const auto sgd = [] { return hf::GradientDescentOptimizer(0.1); };
+  check_equivalence<hd::AverageVariablesHook>(sgd);  // the values only: as many as gradients
+  bool fused_values = false, fused_gradients = true;
+  (void)train_data_parallel<hd::AverageVariablesHook>(sgd, nullptr, &fused_values);
+  (void)train_data_parallel<hd::AverageGradientsHook>(sgd, nullptr, &fused_gradients);
+  CHECK(fused_values);
+  CHECK_FALSE(fused_gradients);
+}
+
+TEST_CASE("mpi: AverageVariablesHook 2 ranks x batch 16 equal 1 process x batch 32, Momentum",
+          "[mpi]") {
+  const auto momentum = [] { return hf::MomentumOptimizer(0.05, 0.9); };
+  check_equivalence<hd::AverageVariablesHook>(momentum, 2 * kModelElements);  // + accumulators
+  bool fused = false;
+  (void)train_data_parallel<hd::AverageVariablesHook>(momentum, nullptr, &fused);
+  CHECK(fused);
+}
+
+TEST_CASE("mpi: AverageVariablesHook equals gradient averaging for Nesterov Momentum", "[mpi]") {
+  check_equivalence<hd::AverageVariablesHook>(
+      [] { return hf::MomentumOptimizer(0.05, 0.9, /*use_nesterov=*/true); },
+      2 * kModelElements);
+}
+
+TEST_CASE("mpi: AverageVariablesHook allocates on the first step only", "[mpi]") {
+  const hd::Communicator& comm = *g_comm;
+  REQUIRE(comm.size() == 2);
+  INFO("rank " << comm.rank());
+  Mlp m;
+  hf::MonitoredTrainingSession s(hf::MomentumOptimizer(0.05, 0.9).minimize(m.loss(), m.gs),
+                                 hf::caller_feeds(16), hf::hooks(hd::AverageVariablesHook(comm)));
+  const auto first = hookfuse_test::allocations_of([&] { run_rows(s, 0, comm.rank() * 16, 16); });
+  const auto later = hookfuse_test::allocations_of([&] {
+    for (int t = 1; t < 20; ++t) run_rows(s, t, comm.rank() * 16, 16);
+  });
+  CHECK(first.news > 0);
+  CHECK(later.news == 0);
+  CHECK(later.eigen_mallocs == 0);
+  CHECK(s.hook<hd::AverageVariablesHook>().steps() == 20);
 }
 
 TEST_CASE("mpi: AverageGradientsHook allocates on the first step only", "[mpi]") {

@@ -1,6 +1,6 @@
 // hookfuse/hooks/concepts.hpp: what a hook is, event by event (tf.compat.v1.train.SessionRunHook).
 //
-// A hook is any class. Each of the six events is optional; the session calls a method only if
+// A hook is any class. Each of the seven events is optional; the session calls a method only if
 // the hook declares it:
 //   begin()                            once, before the graph is bound
 //   after_create_session(session)      once, after the graph is bound and variables initialised
@@ -9,13 +9,17 @@
 //   before_apply_gradients(gradients)  every run, between the backward pass and the update: the
 //                                      hook may read or change the gradients (a gradient hook,
 //                                      session/gradient_event.hpp; not a TensorFlow hook event)
+//   after_apply_gradients(updated)     every run, right after the update: the hook may read or
+//                                      change what the update wrote (the variables and their
+//                                      optimizer slots; an update hook, session/gradient_event.hpp;
+//                                      not a TensorFlow hook event)
 //   after_run(run_context, run_values) every run that completes; run_values holds the fetches
 //   end(session)                       once, when the session closes normally or input runs out
 // A method that has one of these names but cannot be called this way is a compile error naming
-// the hook and the method, and a class that declares none of the six (every name misspelt) is
+// the hook and the method, and a class that declares none of the seven (every name misspelt) is
 // a compile error naming the class: a hook never silently misses an event. A session declares
 // which events it emits (`using emitted_events = SessionEvents<...>;`): MonitoredTrainingSession
-// all six, the evaluation session MonitoredSession all but before_apply_gradients. A hook that
+// all seven, the evaluation session MonitoredSession all but the two gradient events. A hook that
 // declares an event its session never emits (a gradient hook in an evaluation session) is a
 // compile error naming the hook, the session and the event.
 //
@@ -41,6 +45,7 @@ struct ProtocolNames {
   void after_run();
   void end();
   void before_apply_gradients();
+  void after_apply_gradients();
 };
 // Taking &Probe<H>::name is ambiguous exactly when H has a member of that name, whatever its
 // signature: that is how a misdeclared method is told apart from an absent one.
@@ -113,11 +118,14 @@ concept DeclaresEnd = std::is_class_v<H> && !requires { &detail::Probe<H>::end; 
 template <class H>
 concept DeclaresBeforeApplyGradients =
     std::is_class_v<H> && !requires { &detail::Probe<H>::before_apply_gradients; };
-/// H declares at least one of the six protocol methods.
+template <class H>
+concept DeclaresAfterApplyGradients =
+    std::is_class_v<H> && !requires { &detail::Probe<H>::after_apply_gradients; };
+/// H declares at least one of the seven protocol methods.
 template <class H>
 concept DeclaresAnyEvent = DeclaresBegin<H> || DeclaresAfterCreateSession<H> ||
                            DeclaresBeforeRun<H> || DeclaresAfterRun<H> || DeclaresEnd<H> ||
-                           DeclaresBeforeApplyGradients<H>;
+                           DeclaresBeforeApplyGradients<H> || DeclaresAfterApplyGradients<H>;
 
 /// H handles the event with a usable signature.
 template <class H>
@@ -140,6 +148,11 @@ concept HandlesEnd = requires(H& h, Session& s) { h.end(s); };
 template <class H, class Context>
 concept HandlesBeforeApplyGradients = requires(H& h, Context& gradients) {
   h.before_apply_gradients(gradients);
+};
+/// `Context` is the session's UpdateContext (session/gradient_event.hpp).
+template <class H, class Context>
+concept HandlesAfterApplyGradients = requires(H& h, Context& updated) {
+  h.after_apply_gradients(updated);
 };
 
 /// A gradient hook: declares before_apply_gradients. The session stores the gradients of the
@@ -202,6 +215,7 @@ enum class SessionEvent {
   after_create_session,
   before_run,
   before_apply_gradients,
+  after_apply_gradients,
   after_run,
   end
 };
@@ -217,7 +231,8 @@ struct SessionEvents {
 using AllSessionEvents =
     SessionEvents<SessionEvent::begin, SessionEvent::after_create_session,
                   SessionEvent::before_run, SessionEvent::before_apply_gradients,
-                  SessionEvent::after_run, SessionEvent::end>;
+                  SessionEvent::after_apply_gradients, SessionEvent::after_run,
+                  SessionEvent::end>;
 
 namespace detail {
 /// The gradient context a session type hands to hook H's before_apply_gradients (void for a
@@ -231,11 +246,27 @@ template <class Session, class H>
 struct gradient_context_of<Session, H> {
   using type = typename Session::template gradient_context_for<H>;
 };
+/// The update context a session type hands to after_apply_gradients (void for a session that
+/// never emits the event).
+template <class Session>
+struct update_context_of {
+  using type = void;
+};
+template <class Session>
+  requires requires { typename Session::update_context; }
+struct update_context_of<Session> {
+  using type = typename Session::update_context;
+};
 
 /// The name of an event's method ("before_apply_gradients"), for messages.
 constexpr std::string_view event_name(SessionEvent e) {
-  constexpr std::string_view names[] = {"begin",     "after_create_session", "before_run",
-                                        "before_apply_gradients", "after_run", "end"};
+  constexpr std::string_view names[] = {"begin",
+                                        "after_create_session",
+                                        "before_run",
+                                        "before_apply_gradients",
+                                        "after_apply_gradients",
+                                        "after_run",
+                                        "end"};
   return names[static_cast<std::size_t>(e)];
 }
 /// The name of a class template without its arguments ("hookfuse::MonitoredSession"): a
@@ -260,6 +291,9 @@ constexpr bool check_event_emitted() {
       if (Event == SessionEvent::before_apply_gradients)
         t << ": a gradient hook needs a training session (MonitoredTrainingSession); an "
              "evaluation session (MonitoredSession) runs no backward pass";
+      if (Event == SessionEvent::after_apply_gradients)
+        t << ": an update hook needs a training session (MonitoredTrainingSession); an "
+             "evaluation session (MonitoredSession) updates nothing";
       return t;
     }();
     (void)raise_compile_error<message_string<m.size>(m)>::value;
@@ -328,8 +362,8 @@ constexpr bool check_hook() {
   // it does something without any event.
   static_assert(!std::is_class_v<Hook> || DeclaresAnyEvent<Hook> || ReadsGradients<Hook>,
                 "hookfuse: this hook declares none of the protocol methods begin, "
-                "after_create_session, before_run, before_apply_gradients, after_run, end (check "
-                "their spelling), so it "
+                "after_create_session, before_run, before_apply_gradients, "
+                "after_apply_gradients, after_run, end (check their spelling), so it "
                 "would receive no event (the hook is 'Hook' in the instantiation above; a hook "
                 "kept by reference is passed as hooks(std::ref(h)))");
   if constexpr (detail::declared_and_emitted<Hook, Session, SessionEvent::begin,
@@ -369,6 +403,18 @@ constexpr bool check_hook() {
                     "hookfuse: this hook declares before_apply_gradients, but it cannot be called "
                     "as before_apply_gradients(GradientContext<...>&) (take `auto& gradients` to "
                     "change them, `const auto& gradients` to read them)");
+  }
+  if constexpr (detail::declared_and_emitted<Hook, Session, SessionEvent::after_apply_gradients,
+                                             DeclaresAfterApplyGradients<Hook>>()) {
+    using Context = typename detail::update_context_of<Session>::type;
+    static_assert(!std::is_void_v<Context>,
+                  "hookfuse: a session that emits after_apply_gradients declares "
+                  "`using update_context = UpdateContext<...>;`");
+    if constexpr (!std::is_void_v<Context>)
+      static_assert(HandlesAfterApplyGradients<Hook, Context>,
+                    "hookfuse: this hook declares after_apply_gradients, but it cannot be called "
+                    "as after_apply_gradients(UpdateContext<...>&) (take `auto& updated` to "
+                    "change the values, `const auto& updated` to read them)");
   }
   return true;
 }

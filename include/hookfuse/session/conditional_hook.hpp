@@ -71,6 +71,17 @@ struct ForwardBeforeApplyGradients<D, H, true> {
   }
 };
 
+template <class D, class H, bool = DeclaresAfterApplyGradients<H>>
+struct ForwardAfterApplyGradients {};
+template <class D, class H>
+struct ForwardAfterApplyGradients<D, H, true> {
+  template <class Context>
+    requires HandlesAfterApplyGradients<H, Context>
+  void after_apply_gradients(Context& updated) {
+    if (auto* h = static_cast<D*>(this)->get_if()) h->after_apply_gradients(updated);
+  }
+};
+
 template <class D, class H, bool = DeclaresAfterRun<H>>
 struct ForwardAfterRun {};
 template <class D, class H>
@@ -144,7 +155,7 @@ struct ForwardCheckpointState<D, H, true> {
 // would see its counts lag) and has no checkpoint state (idle_capable's rules).
 template <class D, class H, bool Skips,
           bool = (DeclaresBeforeRun<H> || DeclaresAfterRun<H>)&&!DeclaresBeforeApplyGradients<H> &&
-                 !WantsPhaseTimings<H>>
+                 !DeclaresAfterApplyGradients<H> && !WantsPhaseTimings<H>>
 struct ForwardIdleRuns {};
 template <class D, class H, bool Skips>
 struct ForwardIdleRuns<D, H, Skips, true> {
@@ -177,6 +188,7 @@ class ConditionalHook
       public detail::ForwardAfterCreateSession<ConditionalHook<Stored>, hook_t<Stored>>,
       public detail::ForwardBeforeRun<ConditionalHook<Stored>, hook_t<Stored>>,
       public detail::ForwardBeforeApplyGradients<ConditionalHook<Stored>, hook_t<Stored>>,
+      public detail::ForwardAfterApplyGradients<ConditionalHook<Stored>, hook_t<Stored>>,
       public detail::ForwardAfterRun<ConditionalHook<Stored>, hook_t<Stored>>,
       public detail::ForwardEnd<ConditionalHook<Stored>, hook_t<Stored>>,
       public detail::ForwardPhaseTimings<ConditionalHook<Stored>, hook_t<Stored>>,

@@ -21,6 +21,13 @@
 // the final gradients. A session with a gradient hook stores the gradient of every variable (no
 // fused update, detail::HookPins); a session without one is unchanged. This is also the place
 // for a data-parallel gradient allreduce.
+//
+// The update event, right after the update: a hook that declares after_apply_gradients(updated)
+// is an update hook. Every run, after every variable's update (fused or not) and before the
+// global step's increment and the hooks' after_run, the session calls each update hook in hook
+// order with an UpdateContext over what the update wrote: each variable's value and its
+// optimizer slots. An update hook pins no gradient: the fused update stays on. Data-parallel
+// ranks that average the updated values (distributed/average_variables_hook.hpp) use it.
 #pragma once
 
 #include <Eigen/Core>
@@ -31,6 +38,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "hookfuse/autodiff/fusion_policy.hpp"
 #include "hookfuse/hooks/concepts.hpp"
 
 namespace hookfuse {
@@ -86,7 +94,83 @@ class GradientContext {
   std::int64_t global_step_;
 };
 
+/// What the update of one run wrote, for the update event: for_each(f) calls f(value, name) for
+/// every Variable of the model in tape order (an Eigen::Map over Variable::value, [R, C], the
+/// variable's shape and scalar type; `name` its name, "dense/kernel"), each followed by its
+/// optimizer slots (f(slot, key) with the slot's checkpoint key, "dense/kernel/Momentum"; none
+/// for GradientDescentOptimizer). Through a non-const context the maps are writable: the
+/// following runs, the hooks' after_run and checkpoints see what the hook leaves. The
+/// optimizer's non-slot variables (Adam's beta powers) are not included. optimizer_type names
+/// the train op's optimizer and linear_in_gradient says whether its update of a variable is
+/// linear in the gradient (SGD, Momentum with or without Nesterov: the optimizers the backward
+/// pass can fold in), so a hook can refuse at compile time an optimizer it does not suit. A fold
+/// over the variables: no heap, no virtual call. Valid only during the event.
+template <class Graph, class Slots, class Optimizer>
+class UpdateContext {
+ public:
+  using optimizer_type = Optimizer;
+  static constexpr bool linear_in_gradient =
+      detail::LinearUpdate<Optimizer> || Slots::fuses_into_slot;
+
+  UpdateContext(Graph& graph, Slots& slots, const Optimizer& optimizer, std::int64_t global_step)
+      : graph_(&graph), slots_(&slots), optimizer_(&optimizer), global_step_(global_step) {}
+
+  /// f(Eigen::Map<matrix>& tensor, std::string_view name) for every variable, then its slots.
+  template <class F>
+  void for_each(F&& f) {
+    graph_->for_each_variable([this, &f](auto& v) {
+      using V = std::remove_cvref_t<decltype(v)>;
+      Eigen::Map<typename V::matrix_type> value(v.value.data(), v.value.rows(), v.value.cols());
+      f(value, V::name.view());
+      slots_->template for_each_slot_of<V>(f);
+    });
+  }
+  /// f(const Eigen::Map<const matrix>& tensor, std::string_view name): read-only.
+  template <class F>
+  void for_each(F&& f) const {
+    graph_->for_each_variable([this, &f](auto& v) {
+      using V = std::remove_cvref_t<decltype(v)>;
+      const Eigen::Map<const typename V::matrix_type> value(v.value.data(), v.value.rows(),
+                                                            v.value.cols());
+      f(value, V::name.view());
+      slots_->template for_each_slot_of<V>([&f](const auto& slot, std::string_view key) {
+        using M = typename std::remove_cvref_t<decltype(slot)>::PlainObject;
+        const Eigen::Map<const M> view(slot.data(), slot.rows(), slot.cols());
+        f(view, key);
+      });
+    });
+  }
+  /// The train op's optimizer (its current learning rate, ...).
+  const Optimizer& optimizer() const { return *optimizer_; }
+  /// The global step of this run (before the run's increment), as before_run's context has it.
+  std::int64_t global_step() const { return global_step_; }
+  /// The rows (examples) of this run's batch, as GradientContext::batch_rows counts them.
+  std::int64_t batch_rows() const { return static_cast<std::int64_t>(graph_->batch_rows()); }
+
+ private:
+  Graph* graph_;
+  Slots* slots_;
+  const Optimizer* optimizer_;
+  std::int64_t global_step_;
+};
+
 namespace detail {
+/// Calls every update hook of `hooks` (a hana tuple), in hook order, with `updated`.
+template <class Context, class... Hs>
+void call_after_apply_gradients(boost::hana::tuple<Hs...>& hooks, Context& updated) {
+  boost::hana::for_each(hooks, [&updated](auto& stored) {
+    auto& h = hook_ref(stored);
+    using H = std::remove_cvref_t<decltype(h)>;
+    if constexpr (HandlesAfterApplyGradients<H, Context>) h.after_apply_gradients(updated);
+  });
+}
+/// Some hook of the tuple is an update hook.
+template <class Hooks>
+inline constexpr bool has_update_hook = false;
+template <class... Hs>
+inline constexpr bool has_update_hook<boost::hana::tuple<Hs...>> =
+    (DeclaresAfterApplyGradients<hook_t<Hs>> || ... || false);
+
 /// Calls every gradient hook of `hooks` (a hana tuple), in hook order, each with a context
 /// over the variables it touches.
 template <class Graph, class... Hs>

@@ -117,13 +117,14 @@ void call_end(Hooks& hs, Session& session, ErrorCollector<Log>& errors) {
 
 /// A stored hook (H, or std::reference_wrapper<H>) the idle fast path may leave out of a run
 /// (SkipsIdleRuns, hooks/concepts.hpp): one with no run event (no before_run, after_run,
-/// gradient event or phase timings), or one that says when it is idle, is stored by the
-/// session (not std::ref(h): the caller, who keeps it, would see its counts lag between the
+/// gradient or update event, or phase timings), or one that says when it is idle, is stored by
+/// the session (not std::ref(h): the caller, who keeps it, would see its counts lag between the
 /// session's syncs) and has no checkpoint state (a saved list of its fields would lag the same
-/// way). A gradient hook or a phase-timing hook is never left out.
+/// way). A gradient hook, an update hook or a phase-timing hook is never left out.
 template <class Stored, class H = hook_t<Stored>>
 inline constexpr bool idle_capable =
-    !DeclaresBeforeApplyGradients<H> && !WantsPhaseTimings<H> &&
+    !DeclaresBeforeApplyGradients<H> && !DeclaresAfterApplyGradients<H> &&
+    !WantsPhaseTimings<H> &&
     ((!DeclaresBeforeRun<H> && !DeclaresAfterRun<H>) ||
      (SkipsIdleRuns<H> && std::is_same_v<std::remove_cvref_t<Stored>, H> &&
       !HasCheckpointState<H>));

@@ -5,7 +5,8 @@
 // compile-time fold over that tuple, and a step is one function (step(), behind run() and
 // run<names...>()): the should_stop check, every hook's before_run, the next batch, forward,
 // backward, every gradient hook's before_apply_gradients (session/gradient_event.hpp), the
-// fetches some hook or the caller asked for, the update, every hook's after_run, the stop check.
+// fetches some hook or the caller asked for, the update, every update hook's
+// after_apply_gradients, every hook's after_run, the stop check.
 // No virtual calls, no std::function, no heap allocation. With SGD (and Momentum without
 // Nesterov) the update of every variable whose gradient no hook can see (detail::HookPins) is
 // folded into the backward pass, decided at compile time (update_fused; docs/hooks.md, "The

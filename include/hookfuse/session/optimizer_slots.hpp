@@ -240,6 +240,9 @@ class OptimizerSlots<Opt, GraphT> {
   const Opt& bind(const Opt& optimizer) { return optimizer; }
   void finish(const Opt&) {}
   std::array<CheckpointVariable, 0> checkpoint_variables() { return {}; }
+  /// No slots: f is never called.
+  template <class V, class F>
+  void for_each_slot_of(F&&) {}
 };
 
 /// An optimizer with slots (SlotOptimizer): their storage, created from the bound graph.
@@ -288,6 +291,21 @@ class OptimizerSlots<Opt, GraphT> {
     static_assert(type_index<V, vars>::value < num_vars,
                   "hookfuse: this variable is not in the optimizer's graph");
     return std::get<type_index<V, vars>::value>(slots_);
+  }
+
+  /// f(Eigen::Map<V::matrix_type>& slot, std::string_view key) for each slot of variable V, in
+  /// slot_names order; key is its checkpoint key ("dense/kernel/Momentum"). No heap.
+  template <class V, class F>
+  void for_each_slot_of(F&& f) {
+    auto& s = slots_of<V>();
+    static constexpr auto keys = []<std::size_t... K>(std::index_sequence<K...>) {
+      return std::array<std::string_view, num_slots>{
+          slot_key<V, typename Opt::slot_names, K>.view()...};
+    }(std::make_index_sequence<num_slots>{});
+    for (std::size_t k = 0; k < num_slots; ++k) {
+      Eigen::Map<typename V::matrix_type> m(s.slot[k].data(), s.slot[k].rows(), s.slot[k].cols());
+      f(m, keys[k]);
+    }
   }
 
   /// What Graph::backward and Graph::apply_unfused apply this step.

@@ -95,6 +95,8 @@ class MonitoredTrainingSession
   /// What gradient hook H's before_apply_gradients receives (session/gradient_event.hpp).
   template <class H>
   using gradient_context_for = GradientContext<graph_type, gradient_variables_t<H>>;
+  /// What an update hook's after_apply_gradients receives (session/gradient_event.hpp).
+  using update_context = UpdateContext<graph_type, optimizer_slots_type, optimizer_type>;
   /// A training session emits every event of the hook protocol (hooks/concepts.hpp).
   using emitted_events = AllSessionEvents;
   static constexpr std::size_t num_hooks = decltype(boost::hana::length(std::declval<Hooks>()))::value;

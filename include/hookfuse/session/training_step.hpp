@@ -142,6 +142,11 @@ inline bool MonitoredTrainingSession<TrainOpT, Input, Hooks, Extras...>::step(
     }
     timing::mark(marks, hooks_);  // end of the fetches
     apply_unfused<pins>(fuse);
+    if constexpr (detail::has_update_hook<Hooks>) {
+      update_context updated(graph_, optimizer_slots_, train_op_.optimizer,
+                             train_op_.global_step->value);
+      detail::call_after_apply_gradients(hooks_, updated);
+    }
   }
   train_op_.global_step->value += train_op_.global_step_increment;
   timing::mark(marks, hooks_);
