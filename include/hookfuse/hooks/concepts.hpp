@@ -349,7 +349,7 @@ concept ReadsGradients = requires { requires bool(H::reads_gradients); };
 
 /// Checks one hook against the protocol for a session type; fails to compile, naming the hook
 /// (in the instantiation context, `Hook = ...`) and the method, when a declared method is not
-/// callable as the protocol calls it, or when the class declares none of the six methods.
+/// callable as the protocol calls it, or when the class declares none of the seven methods.
 /// A method the session never calls (SessionEvents) is a compile error naming the hook, the
 /// session and the event (detail::check_event_emitted); its signature is then not checked.
 template <class Hook, class Session>
