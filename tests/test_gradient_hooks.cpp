@@ -442,7 +442,8 @@ TEST_CASE("An update hook sees the updated values before after_run and keeps the
   // with the incremented step; the event sees the step before the increment.
   Model m;
   Events log;
-  UpdateObserver observer{&log};
+  UpdateObserver observer;
+  observer.log = &log;
   one_step(m, Sgd(0.1), hf::hooks(RunLogger{&log}, std::ref(observer)), 2.0, 1.0);
   CHECK(log == Events{"after_apply_gradients", "after_run 1"});
   CHECK(observer.step == 0);
