@@ -24,7 +24,10 @@
 # Threads: with --threads N (default 2), a second table compares the step at batch 32 and 128 on
 # N threads: hookfuse's bench_threads (hookfuse::set_intra_op_parallelism_threads), LibTorch
 # (torch::set_num_threads, OpenBLAS on N threads) and dlib (OpenBLAS on N threads; dlib's own
-# code is single-threaded), each beside its one-thread step.
+# code is single-threaded), each beside its one-thread step. LibTorch's threaded run gets
+# OMP_WAIT_POLICY=PASSIVE: Debian's LibTorch runs its own parallel loops on OpenMP, whose idle
+# workers otherwise spin on the cores OpenBLAS's threads need (on 2 cores its batch-32 step took
+# 1,884 us with the default policy and 351 us with PASSIVE, against 414 us on one thread).
 #
 # Usage: bench/compare.sh [--rounds N] [--min-time SECONDS] [--jobs N] [--build-dir DIR]
 #                         [--no-install] [--note TEXT] [--openblas-core auto|openblas|NAME]
@@ -246,6 +249,7 @@ run() {
 }
 # The threaded runs: batch 32 and 128 on $threads threads (hookfuse also on one, same binary).
 n_env=(env OPENBLAS_NUM_THREADS="$threads" OMP_NUM_THREADS="$threads")
+torch_wait=(OMP_WAIT_POLICY=PASSIVE)  # LibTorch's threaded run (see the header)
 run_one() {
   case "$1" in
     hookfuse_step) run hookfuse_step "$2" "$step_bin" --benchmark_filter="$step_filter" ;;
@@ -256,7 +260,8 @@ run_one() {
       run hookfuse_threads "$2" "${n_env[@]}" "$threads_bin" \
         --benchmark_filter="^BM_hookfuse_step_threads/batch:(32|128)/threads:(1|$threads)(/|\$)" ;;
     libtorch_threads)
-      run libtorch_threads "$2" "${n_env[@]}" LD_LIBRARY_PATH="$openblas_dir" "$torch_bin" \
+      run libtorch_threads "$2" "${n_env[@]}" "${torch_wait[@]}" LD_LIBRARY_PATH="$openblas_dir" \
+        "$torch_bin" \
         --threads="$threads" --benchmark_filter='^BM_libtorch_step/(32|128)$' ;;
     dlib_threads)
       run dlib_threads "$2" "${n_env[@]}" LD_LIBRARY_PATH="$openblas_dir" "$dlib_bin" \
@@ -486,7 +491,9 @@ if threads > 1:
     doc.append("")
     doc.append(f"Step on {threads} threads: hookfuse's `bench/threads` "
                f"(`hookfuse::set_intra_op_parallelism_threads({threads})`; its one-thread row from "
-               f"the same binary and run), LibTorch with `torch::set_num_threads({threads})`, dlib "
+               f"the same binary and run), LibTorch with `torch::set_num_threads({threads})` and "
+               "`OMP_WAIT_POLICY=PASSIVE` (its OpenMP workers otherwise spin on the cores "
+               "OpenBLAS's threads need), dlib "
                f"(its own code single-threaded; OpenBLAS's products on {threads} threads); the "
                f"peers with `OPENBLAS_NUM_THREADS={threads} OMP_NUM_THREADS={threads}` and the "
                "core above, their one-thread rows from the table above. Median (min–max), µs:")
