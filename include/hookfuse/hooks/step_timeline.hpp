@@ -80,6 +80,15 @@ concept WantsPhaseTimings = requires {
   requires bool(H::wants_phase_timings);
 };
 
+namespace detail {
+/// A hook the session calls in every run, never left out by the idle fast path: a gradient hook,
+/// an update hook, or one that wants phase timings (session/hook_calls.hpp, idle_capable;
+/// ConditionalHook's idle-run forwarding).
+template <class H>
+inline constexpr bool called_every_run = DeclaresBeforeApplyGradients<H> ||
+                                         DeclaresAfterApplyGradients<H> || WantsPhaseTimings<H>;
+}  // namespace detail
+
 /// What the session calls on a hook that wants phase timings:
 ///   should_time_step(run_context) at the start of every step, before the first before_run:
 ///       true to have this step timed (read run_context.global_step(): the step before the run);

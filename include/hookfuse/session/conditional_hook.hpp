@@ -154,8 +154,7 @@ struct ForwardCheckpointState<D, H, true> {
 // `Skips`: the hook says when it is idle, is held by value (a std::ref(h) the caller keeps
 // would see its counts lag) and has no checkpoint state (idle_capable's rules).
 template <class D, class H, bool Skips,
-          bool = (DeclaresBeforeRun<H> || DeclaresAfterRun<H>)&&!DeclaresBeforeApplyGradients<H> &&
-                 !DeclaresAfterApplyGradients<H> && !WantsPhaseTimings<H>>
+          bool = (DeclaresBeforeRun<H> || DeclaresAfterRun<H>)&&!called_every_run<H>>
 struct ForwardIdleRuns {};
 template <class D, class H, bool Skips>
 struct ForwardIdleRuns<D, H, Skips, true> {

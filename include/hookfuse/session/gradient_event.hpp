@@ -38,7 +38,6 @@
 #include <tuple>
 #include <type_traits>
 
-#include "hookfuse/autodiff/fusion_policy.hpp"
 #include "hookfuse/hooks/concepts.hpp"
 
 namespace hookfuse {
@@ -103,14 +102,14 @@ class GradientContext {
 /// optimizer's non-slot variables (Adam's beta powers) are not included. optimizer_type names
 /// the train op's optimizer and linear_in_gradient says whether its update of a variable is
 /// linear in the gradient (SGD, Momentum with or without Nesterov: the optimizers the backward
-/// pass can fold in), so a hook can refuse at compile time an optimizer it does not suit. A fold
-/// over the variables: no heap, no virtual call. Valid only during the event.
-template <class Graph, class Slots, class Optimizer>
+/// pass can fold in; the session's update_linear_in_gradient, the same flag its update_fused
+/// uses), so a hook can refuse at compile time an optimizer it does not suit. A fold over the
+/// variables: no heap, no virtual call. Valid only during the event.
+template <class Graph, class Slots, class Optimizer, bool LinearInGradient>
 class UpdateContext {
  public:
   using optimizer_type = Optimizer;
-  static constexpr bool linear_in_gradient =
-      detail::LinearUpdate<Optimizer> || Slots::fuses_into_slot;
+  static constexpr bool linear_in_gradient = LinearInGradient;
 
   UpdateContext(Graph& graph, Slots& slots, const Optimizer& optimizer, std::int64_t global_step)
       : graph_(&graph), slots_(&slots), optimizer_(&optimizer), global_step_(global_step) {}

@@ -123,8 +123,7 @@ void call_end(Hooks& hs, Session& session, ErrorCollector<Log>& errors) {
 /// way). A gradient hook, an update hook or a phase-timing hook is never left out.
 template <class Stored, class H = hook_t<Stored>>
 inline constexpr bool idle_capable =
-    !DeclaresBeforeApplyGradients<H> && !DeclaresAfterApplyGradients<H> &&
-    !WantsPhaseTimings<H> &&
+    !called_every_run<H> &&
     ((!DeclaresBeforeRun<H> && !DeclaresAfterRun<H>) ||
      (SkipsIdleRuns<H> && std::is_same_v<std::remove_cvref_t<Stored>, H> &&
       !HasCheckpointState<H>));

@@ -95,8 +95,13 @@ class MonitoredTrainingSession
   /// What gradient hook H's before_apply_gradients receives (session/gradient_event.hpp).
   template <class H>
   using gradient_context_for = GradientContext<graph_type, gradient_variables_t<H>>;
+  /// The optimizer's update is linear in the gradient (SGD; Momentum, which accumulates into a
+  /// slot): what the backward pass can fold in (update_fused), and what UpdateContext reports.
+  static constexpr bool update_linear_in_gradient =
+      detail::LinearUpdate<optimizer_type> || optimizer_slots_type::fuses_into_slot;
   /// What an update hook's after_apply_gradients receives (session/gradient_event.hpp).
-  using update_context = UpdateContext<graph_type, optimizer_slots_type, optimizer_type>;
+  using update_context = UpdateContext<graph_type, optimizer_slots_type, optimizer_type,
+                                       update_linear_in_gradient>;
   /// A training session emits every event of the hook protocol (hooks/concepts.hpp).
   using emitted_events = AllSessionEvents;
   static constexpr std::size_t num_hooks = decltype(boost::hana::length(std::declval<Hooks>()))::value;
@@ -212,9 +217,8 @@ class MonitoredTrainingSession
   /// run time: with use_nesterov it stores every gradient although this says true;
   /// update_fused_now<Name>() gives the answer for this session's optimizer.
   template <fixed_string Name>
-  static constexpr bool update_fused = (detail::LinearUpdate<optimizer_type> ||
-                                        optimizer_slots_type::fuses_into_slot) &&
-                                       graph_type::template update_fused<pins, Name>();
+  static constexpr bool update_fused =
+      update_linear_in_gradient && graph_type::template update_fused<pins, Name>();
 
   /// Whether the next run() folds the update of the Variable `Name` into the backward pass:
   /// update_fused<Name>, and the optimizer allows it now (MomentumOptimizer: not with
